@@ -1,0 +1,119 @@
+"""Python entry points to the kernels, Pinocchio style: ``algo(model, data, q, v, ...)``.
+
+Each function validates and converts its arguments, calls the jitted kernel,
+and returns a copy of the result; the full intermediate results stay in
+``data`` (placements, velocities, accelerations, joint wrenches).
+
+Sign convention: M(q) q̈ + b(q, q̇) = τ, with b the velocity products and
+gravity — and, where ``with_supports`` is true, minus the generalized force of
+the exact base supports (which act as external wrenches on bodies).
+Joint-space springs/dampers (RFEM sdes, linearized supports) and friction are
+generalized forces on the right-hand side; see :func:`forward_dynamics`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import aba as _aba
+from .kernels import crba as _crba
+from .kernels import dynamics as _dyn
+from .kernels import energy as _energy
+from .kernels import forces as _forces
+from .kernels import kinematics as _kin
+from .kernels import rnea as _rnea
+from .model.compiled import Data, Model, check_pair
+
+
+def _vec(name: str, x, n: int) -> np.ndarray:
+    a = np.ascontiguousarray(x, dtype=float)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
+    return a
+
+
+def forward_kinematics(model: Model, data: Data, q, v=None) -> None:
+    """Placements (data.oR, data.op) and velocities (data.w, data.vl) of all bodies."""
+    check_pair(model, data)
+    q = _vec("q", q, model.nv)
+    v = np.zeros(model.nv) if v is None else _vec("v", v, model.nv)
+    _kin.forward_kinematics(model, data, q, v)
+
+
+def crba(model: Model, data: Data, q) -> np.ndarray:
+    """Joint-space mass matrix M(q) (nv, nv)."""
+    forward_kinematics(model, data, q)
+    _crba.crba(model, data)
+    return data.M.copy()
+
+
+def rnea(model: Model, data: Data, q, v, a, with_supports: bool = True) -> np.ndarray:
+    """Inverse dynamics τ = M q̈ + b; joint reaction wrenches left in data.fM/fF."""
+    check_pair(model, data)
+    q, v, a = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("a", a, model.nv)
+    _kin.forward_kinematics(model, data, q, v)
+    _forces.passive_forces(model, data, q, v)
+    _rnea.rnea(model, data, a, with_supports)
+    return data.tau.copy()
+
+
+def nonlinear_effects(model: Model, data: Data, q, v, with_supports: bool = True) -> np.ndarray:
+    """b(q, q̇) = rnea(q, q̇, 0): velocity products and gravity (Pinocchio's ``nle``)."""
+    return rnea(model, data, q, v, np.zeros(model.nv), with_supports)
+
+
+def aba(model: Model, data: Data, q, v, tau, with_supports: bool = True) -> np.ndarray:
+    """q̈ solving M q̈ + b = τ by the articulated-body algorithm (no friction, no joint springs)."""
+    check_pair(model, data)
+    q, v, tau = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("tau", tau, model.nv)
+    _kin.forward_kinematics(model, data, q, v)
+    _forces.passive_forces(model, data, q, v)
+    _aba.aba_inertias(model, data)
+    _aba.aba_accelerations(model, data, tau, with_supports)
+    return data.qdd.copy()
+
+
+def state_vector(model: Model, q, v, z=None, e_diss: float = 0.0, w_in: float = 0.0) -> np.ndarray:
+    """Pack a state vector x (layout in :mod:`fmu_mb.model.compiled`)."""
+    x = np.zeros(model.nx)
+    x[:model.nv] = _vec("q", q, model.nv)
+    x[model.nv:2 * model.nv] = _vec("v", v, model.nv)
+    if model.nz:
+        x[2 * model.nv:2 * model.nv + model.nz] = 0.0 if z is None else _vec("z", z, model.nz)
+    x[-2] = e_diss
+    x[-1] = w_in
+    return x
+
+
+def forward_dynamics(model: Model, data: Data, x, tau_drive) -> np.ndarray:
+    """ẋ for state x under driving generalized forces ``tau_drive`` (nv,): the full pipeline
+    with supports, flexible-link springs, joint friction and its reaction loop."""
+    check_pair(model, data)
+    x = _vec("x", x, model.nx)
+    tau_drive = _vec("tau_drive", tau_drive, model.nv)
+    xdot = np.empty(model.nx)
+    _dyn.state_derivative(model, data, x, tau_drive, xdot)
+    return xdot
+
+
+def inverse_dynamics(model: Model, data: Data, q, v, a, z=None) -> np.ndarray:
+    """Driving generalized forces that produce the motion (q, q̇, q̈), friction included."""
+    check_pair(model, data)
+    q, v, a = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("a", a, model.nv)
+    z = np.zeros(model.nz) if z is None else _vec("z", z, model.nz)
+    out = np.empty(model.nv)
+    _dyn.inverse_dynamics(model, data, q, v, a, z, out)
+    return out
+
+
+def energies(model: Model, data: Data, q, v) -> dict:
+    """Kinetic, gravitational and elastic energy (J) of the configuration (q, q̇)."""
+    check_pair(model, data)
+    out = np.zeros(3)
+    _energy.energies(model, data, _vec("q", q, model.nv), _vec("v", v, model.nv), out)
+    return {"kinetic": out[0], "gravity": out[1], "elastic": out[2]}
+
+
+def generalized_gravity_and_springs(model: Model, data: Data, q) -> np.ndarray:
+    """Generalized force needed to hold configuration q at rest: b(q, 0) − τ_pas(q, 0)."""
+    tau = rnea(model, data, q, np.zeros(model.nv), np.zeros(model.nv), True)
+    return tau - data.tau_pas

@@ -1,0 +1,315 @@
+"""Compile a :class:`~fmu_mb.model.description.Mechanism` into a constant ``Model``.
+
+``compile_mechanism(mech)`` validates the description, expands joints and
+flexible beams into elementary bodies (see :mod:`fmu_mb.model.compiled`) and
+returns a :class:`CompiledMechanism`: the ``Model`` arrays plus the names and
+index maps the simulator and the FMI layer need (which coordinate is which
+joint, which body carries a point, where each rfe sits).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import friction as fr
+from .compiled import FIXED, PRISMATIC, REVOLUTE, Model
+from .description import GROUND, Beam, Mechanism
+
+_EX, _EY, _EZ = np.eye(3)
+
+
+@dataclass
+class JointInfo:
+    name: str
+    kind: str
+    dofadr: int          # first coordinate index
+    ndof: int
+    body: int            # elementary body carrying the child link (reaction frame)
+    actuated: bool
+    coordinate_names: tuple
+    friction: object     # Friction or None
+
+
+@dataclass
+class BeamInfo:
+    name: str
+    length: float
+    rfe_bodies: list      # elementary body of each rfe
+    rfe_start: np.ndarray  # x of each rfe frame origin along the undeformed beam, m
+    sde_dofadr: list      # first coordinate (ψ) of each sde
+
+
+@dataclass
+class CompiledMechanism:
+    """A compiled mechanism: ``model`` arrays plus names and index maps."""
+    name: str
+    model: Model
+    mechanism: Mechanism
+    dof_names: list
+    body_names: list
+    joints: list = field(default_factory=list)       # JointInfo, in coordinate order
+    beams: list = field(default_factory=list)        # BeamInfo of flexible beams
+    points: dict = field(default_factory=dict)       # name -> (body, position in body frame)
+    link_body: dict = field(default_factory=dict)    # link name -> body of its frame (rfe 0 for beams)
+    actuated_dofs: np.ndarray = None
+    q0: np.ndarray = None
+    qd0: np.ndarray = None
+
+    @property
+    def nv(self) -> int:
+        return self.model.nv
+
+    def joint(self, name: str) -> JointInfo:
+        for j in self.joints:
+            if j.name == name:
+                return j
+        raise KeyError(f"no joint named {name!r} in '{self.name}'")
+
+    def dof(self, name: str) -> int:
+        """Index of coordinate ``name`` (e.g. ``"j1.q"``, ``"base.z"``, ``"arm.sde2.theta"``)."""
+        try:
+            return self.dof_names.index(name)
+        except ValueError:
+            raise KeyError(f"no coordinate named {name!r} in '{self.name}'; "
+                           f"known: {', '.join(self.dof_names)}") from None
+
+
+class _Builder:
+    def __init__(self):
+        self.parent, self.jtype, self.axis, self.R0, self.p0, self.dof = [], [], [], [], [], []
+        self.mass, self.com, self.Ic, self.names = [], [], [], []
+        self.dof_names, self.dof_k, self.dof_c, self.dof_qrest = [], [], [], []
+
+    def body(self, name, parent, jtype, axis=_EZ, R0=None, p0=(0, 0, 0), dof_name=None,
+             mass=0.0, com=(0, 0, 0), Ic=None, k=0.0, c=0.0, qrest=0.0) -> int:
+        self.names.append(name)
+        self.parent.append(parent)
+        self.jtype.append(jtype)
+        self.axis.append(np.asarray(axis, float) / np.linalg.norm(axis))
+        self.R0.append(np.eye(3) if R0 is None else np.asarray(R0, float))
+        self.p0.append(np.asarray(p0, float))
+        self.mass.append(float(mass))
+        self.com.append(np.asarray(com, float))
+        self.Ic.append(np.zeros((3, 3)) if Ic is None else np.asarray(Ic, float))
+        if jtype == FIXED:
+            self.dof.append(-1)
+        else:
+            self.dof.append(len(self.dof_names))
+            self.dof_names.append(dof_name)
+            self.dof_k.append(k)
+            self.dof_c.append(c)
+            self.dof_qrest.append(qrest)
+        return len(self.names) - 1
+
+
+def _joint_chain(b: _Builder, joint, parent_body, R0, p0, mass_props):
+    """Append the elementary bodies of one joint; the last one carries the child link."""
+    m, com, Ic = mass_props
+    n = joint.name
+    kind = joint.kind
+    if joint.spring is not None:
+        ks, cs, rs = (np.broadcast_to(np.asarray(x, float), (joint.ndof,)) for x in joint.spring)
+    else:
+        ks = cs = rs = np.zeros(joint.ndof)
+    if kind == "fixed":
+        return b.body(n, parent_body, FIXED, R0=R0, p0=p0, mass=m, com=com, Ic=Ic)
+    if kind in ("revolute", "prismatic"):
+        t = REVOLUTE if kind == "revolute" else PRISMATIC
+        return b.body(n, parent_body, t, axis=joint.axis, R0=R0, p0=p0, dof_name=f"{n}.q",
+                      mass=m, com=com, Ic=Ic, k=ks[0], c=cs[0], qrest=rs[0])
+    if kind == "universal":
+        a = b.body(f"{n}[1]", parent_body, REVOLUTE, axis=joint.axes[0], R0=R0, p0=p0,
+                   dof_name=f"{n}.q1", k=ks[0], c=cs[0], qrest=rs[0])
+        return b.body(n, a, REVOLUTE, axis=joint.axes[1], dof_name=f"{n}.q2", mass=m, com=com, Ic=Ic,
+                      k=ks[1], c=cs[1], qrest=rs[1])
+    if kind in ("spherical", "free"):
+        steps = []
+        if kind == "free":
+            steps += [(PRISMATIC, _EX, "x"), (PRISMATIC, _EY, "y"), (PRISMATIC, _EZ, "z")]
+        steps += [(REVOLUTE, _EZ, "psi"), (REVOLUTE, _EY, "theta"), (REVOLUTE, _EX, "phi")]
+        cur = parent_body
+        for s, (t, ax, cname) in enumerate(steps):
+            last = s == len(steps) - 1
+            cur = b.body(n if last else f"{n}[{cname}]", cur, t, axis=ax,
+                         R0=R0 if s == 0 else None, p0=p0 if s == 0 else (0, 0, 0),
+                         dof_name=f"{n}.{cname}",
+                         mass=m if last else 0.0, com=com if last else (0, 0, 0), Ic=Ic if last else None,
+                         k=ks[s], c=cs[s], qrest=rs[s])
+        return cur
+    raise AssertionError(kind)
+
+
+def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int = 50) -> CompiledMechanism:
+    """Validate ``mech`` and compile it into flat arrays.
+
+    fric_tol: (absolute N·m or N, relative) tolerance of the friction ↔ reaction
+    fixed point; fric_maxit: iteration cap (see :mod:`fmu_mb.kernels.dynamics`).
+    """
+    mech.validate()
+    b = _Builder()
+    children = {}
+    for j in mech.joints:
+        children.setdefault(j.parent, []).append(j)
+    link_body, joints, beams, anchors = {}, [], [], {}
+    q0_parts, qd0_parts = [], []
+
+    def attach(parent_name, origin):
+        """(parent body, placement origin) for a joint/point at ``origin`` on ``parent_name``."""
+        origin = np.asarray(origin, float)
+        if parent_name == GROUND:
+            return -1, origin
+        link = mech.link(parent_name)
+        if isinstance(link, Beam) and link.flexible:
+            info = anchors[parent_name]
+            x = float(origin[0])
+            r = int(np.searchsorted(info.rfe_start, x, side="right") - 1)
+            r = min(max(r, 0), len(info.rfe_start) - 1)
+            return info.rfe_bodies[r], origin - np.array([info.rfe_start[r], 0.0, 0.0])
+        return link_body[parent_name], origin
+
+    def visit(parent_name):
+        for j in children.get(parent_name, []):
+            link = mech.link(j.child)
+            pb, p0 = attach(parent_name, j.origin)
+            R0 = j.placement_rotation()
+            dofadr = len(b.dof_names)
+            if isinstance(link, Beam) and link.flexible:
+                lengths = link.rfe_lengths()
+                mp0 = fr_segment(link, lengths[0])
+                body0 = _joint_chain(b, j, pb, R0, p0, mp0)
+                starts = np.concatenate([[0.0], np.cumsum(lengths)[:-1]])
+                rfe_bodies, sde_adr = [body0], []
+                s = link.sde_stiffness()
+                prev = body0
+                for r in range(1, len(lengths)):
+                    sde_adr.append(len(b.dof_names))
+                    mp = fr_segment(link, lengths[r])
+                    za = b.body(f"{link.name}.sde{r}[psi]", prev, REVOLUTE, axis=_EZ,
+                                p0=(lengths[r - 1], 0.0, 0.0), dof_name=f"{link.name}.sde{r}.psi",
+                                k=s[0], c=link.damping * s[0])
+                    ya = b.body(f"{link.name}.sde{r}[theta]", za, REVOLUTE, axis=_EY,
+                                dof_name=f"{link.name}.sde{r}.theta", k=s[1], c=link.damping * s[1])
+                    prev = b.body(f"{link.name}.rfe{r}", ya, REVOLUTE, axis=_EX,
+                                  dof_name=f"{link.name}.sde{r}.phi", mass=mp[0], com=mp[1], Ic=mp[2],
+                                  k=s[2], c=link.damping * s[2])
+                    rfe_bodies.append(prev)
+                info = BeamInfo(link.name, link.length, rfe_bodies, starts, sde_adr)
+                anchors[link.name] = info
+                beams.append(info)
+                link_body[link.name] = body0
+            else:
+                body = _joint_chain(b, j, pb, R0, p0, link.mass_properties())
+                link_body[link.name] = body
+            # joint body for reactions: the body carrying the child link frame
+            jb = link_body[link.name]
+            joints.append(JointInfo(j.name, j.kind, dofadr, j.ndof, jb, bool(j.actuated),
+                                    tuple(f"{j.name}.{c}" for c in j.coordinate_names), j.friction))
+            q0_parts.append((dofadr, np.zeros(j.ndof) if j.q0 is None else np.atleast_1d(np.asarray(j.q0, float))))
+            qd0_parts.append((dofadr, np.zeros(j.ndof) if j.qd0 is None else np.atleast_1d(np.asarray(j.qd0, float))))
+            visit(link.name)
+
+    visit(GROUND)
+    nb, nv = len(b.names), len(b.dof_names)
+    q0, qd0 = np.zeros(nv), np.zeros(nv)
+    for adr, v in q0_parts:
+        q0[adr:adr + len(v)] = v
+    for adr, v in qd0_parts:
+        qd0[adr:adr + len(v)] = v
+
+    # ---------------------------------------------------------------- friction
+    law = np.zeros(nv, np.int64)
+    load = np.zeros(nv, np.int64)
+    par = np.zeros((nv, 8))
+    geom = np.zeros((nv, 3))
+    zidx = -np.ones(nv, np.int64)
+    nz = 0
+    for ji in joints:
+        if ji.friction is None:
+            continue
+        d = ji.dofadr
+        f = ji.friction
+        law[d] = f.law.code
+        par[d] = f.law.params()
+        if isinstance(f.load, fr.Journal):
+            load[d] = fr.LOAD_JOURNAL
+            geom[d] = (0.5 * f.load.diameter, 0.0, 0.0)
+        else:
+            load[d] = fr.LOAD_PIN
+            geom[d] = (f.load.R_n, f.load.R_p, f.load.R_b)
+        if f.law.n_states:
+            zidx[d] = nz
+            nz += 1
+
+    # ---------------------------------------------------------------- supports
+    base_dof = -1
+    base_K = np.zeros((6, 6))
+    base_D = np.zeros((6, 6))
+    sup_body, sup_point, sup_k, sup_d = [], [], [], []
+    if mech.supports and mech.support_model == "linearized":
+        for s in mech.supports:
+            jn = next(j for j in mech.joints if j.child == s.link)
+            base_dof_s = next(ji.dofadr for ji in joints if ji.name == jn.name)
+            if base_dof not in (-1, base_dof_s):
+                raise ValueError("linearized supports must all act on the same free-joint link")
+            base_dof = base_dof_s
+            x, y, z = np.asarray(s.point, float)
+            # paper 001: d = U q^(b), q^(b) = [x y z ψ θ φ]
+            U = np.array([[1, 0, 0, -y, z, 0],
+                          [0, 1, 0, x, 0, -z],
+                          [0, 0, 1, 0, -x, y]], float)
+            base_K += U.T @ np.diag(s.stiffness) @ U
+            base_D += U.T @ np.diag(s.damping) @ U
+    else:
+        for s in mech.supports:
+            bb, pos = attach(s.link, s.point)
+            sup_body.append(bb)
+            sup_point.append(pos)
+            sup_k.append(np.asarray(s.stiffness, float))
+            sup_d.append(np.asarray(s.damping, float))
+
+    points = {}
+    for p in mech.points:
+        points[p.name] = attach(p.link, p.position)
+
+    i64 = lambda a: np.asarray(a, np.int64).reshape(-1)
+    model = Model(
+        nbody=nb, nv=nv, nz=nz, nx=2 * nv + nz + 2,
+        body_parent=i64(b.parent), body_jtype=i64(b.jtype), body_axis=np.array(b.axis).reshape(nb, 3),
+        body_R0=np.array(b.R0).reshape(nb, 3, 3), body_p0=np.array(b.p0).reshape(nb, 3),
+        body_dof=i64(b.dof), body_mass=np.array(b.mass, float),
+        body_com=np.array(b.com).reshape(nb, 3), body_Ic=np.array(b.Ic).reshape(nb, 3, 3),
+        dof_body=i64([b.dof.index(d) for d in range(nv)]),
+        dof_k=np.array(b.dof_k, float).reshape(nv), dof_c=np.array(b.dof_c, float).reshape(nv),
+        dof_qrest=np.array(b.dof_qrest, float).reshape(nv),
+        base_dof=i64([base_dof]), base_K=base_K, base_D=base_D,
+        sup_body=i64(sup_body), sup_point=np.array(sup_point, float).reshape(-1, 3),
+        sup_anchor=np.zeros((len(sup_body), 3)),
+        sup_k=np.array(sup_k, float).reshape(-1, 3), sup_d=np.array(sup_d, float).reshape(-1, 3),
+        dof_fric_law=law, dof_fric_load=load, dof_fric_par=par, dof_fric_geom=geom, dof_fric_z=zidx,
+        fric_tol=np.array(fric_tol, float), fric_maxit=i64([fric_maxit]),
+        gravity=np.asarray(mech.gravity, float).copy(),
+    )
+    cm = CompiledMechanism(
+        name=mech.name, model=model, mechanism=mech, dof_names=list(b.dof_names), body_names=list(b.names),
+        joints=joints, beams=beams, points=points, link_body=link_body,
+        actuated_dofs=np.array([d for ji in joints if ji.actuated for d in range(ji.dofadr, ji.dofadr + ji.ndof)],
+                               np.int64),
+        q0=q0, qd0=qd0,
+    )
+    if len(sup_body):
+        # supports are undeformed in the reference configuration q = 0 (paper 000: r_E0)
+        from ..kernels.kinematics import forward_kinematics
+        from .compiled import make_data
+        data = make_data(model)
+        forward_kinematics(model, data, np.zeros(nv), np.zeros(nv))
+        for s in range(len(sup_body)):
+            bb = sup_body[s]
+            model.sup_anchor[s] = data.op[bb] + data.oR[bb] @ model.sup_point[s]
+    return cm
+
+
+def fr_segment(beam: Beam, length: float):
+    """Mass properties of one rigid finite element of ``beam``."""
+    from .inertia import prism_segment
+    return prism_segment(beam.density, beam.area, beam.Iy, beam.Iz, length)

@@ -1,0 +1,121 @@
+"""Flat-array representation of a mechanism: ``Model`` (constant) and ``Data`` (work arrays).
+
+Kernels only ever see these two named tuples of numpy arrays (Pinocchio's
+Model/Data split; MuJoCo's ``<entity>_<attribute>`` naming).
+
+The compiled tree consists of **elementary bodies**, each moved relative to its
+parent by at most one coordinate: a fixed weld, a revolute about ``body_axis``
+or a prismatic along it. Multi-DOF joints become chains of elementary bodies
+with massless intermediates (spherical: Rz→Ry→Rx; universal: R→R; free:
+Px→Py→Pz→Rz→Ry→Rx); a flexible beam becomes its rigid finite elements joined
+by spherical spring-damping elements. Bodies are stored parents-first, so
+forward passes run 0..nbody-1 and backward passes the other way.
+
+Frames: body i's frame is the joint frame after the joint motion. ``body_R0``,
+``body_p0`` place the joint frame in the parent body frame (rotation, origin).
+Spatial vectors are split into an angular and a linear 3-vector; wrenches into
+moment and force, all in body coordinates.
+
+State vector ``x`` (length ``nx = 2·nv + nz + 2``):
+    x[0:nv]           q, generalized coordinates (rad, m)
+    x[nv:2nv]         q̇, generalized velocities
+    x[2nv:2nv+nz]     bristle states z of Dahl/LuGre friction
+    x[2nv+nz]         dissipated energy E_diss (J): dampers and friction
+    x[2nv+nz+1]       work W_in (J) done by driving inputs
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+#: elementary joint types
+FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
+
+MODEL_FIELDS = (
+    "nbody",        # int  number of elementary bodies
+    "nv",           # int  number of coordinates (= velocities; Euler-angle rates, no quaternions)
+    "nz",           # int  number of friction (bristle) states
+    "nx",           # int  state length 2·nv + nz + 2
+    "body_parent",  # (nbody,) int64  parent body, -1 = ground
+    "body_jtype",   # (nbody,) int64  FIXED / REVOLUTE / PRISMATIC
+    "body_axis",    # (nbody, 3)      unit axis in the joint frame
+    "body_R0",      # (nbody, 3, 3)   joint frame orientation in the parent frame
+    "body_p0",      # (nbody, 3)      joint frame origin in the parent frame, m
+    "body_dof",     # (nbody,) int64  coordinate index, -1 for FIXED
+    "body_mass",    # (nbody,)        kg
+    "body_com",     # (nbody, 3)      centre of mass in body frame, m
+    "body_Ic",      # (nbody, 3, 3)   inertia about the centre of mass, body axes, kg·m²
+    "dof_body",     # (nv,) int64     body moved by each coordinate
+    "dof_k",        # (nv,)           joint-space spring stiffness (RFEM sdes, joint springs)
+    "dof_c",        # (nv,)           joint-space damping
+    "dof_qrest",    # (nv,)           spring rest position
+    "base_dof",     # (1,) int64      first coordinate of a linearized flexible base, -1 if none
+    "base_K",       # (6, 6)          Σ Uᵀ S U of the linearized supports (paper 001)
+    "base_D",       # (6, 6)          Σ Uᵀ D U
+    "sup_body",     # (nsup,) int64   exact supports (paper 000 eq. 15): body
+    "sup_point",    # (nsup, 3)       attachment point, body frame
+    "sup_anchor",   # (nsup, 3)       undeformed world position r_E0
+    "sup_k",        # (nsup, 3)       stiffness along world axes, N/m
+    "sup_d",        # (nsup, 3)       damping, N·s/m
+    "dof_fric_law",   # (nv,) int64   friction law code (fmu_mb.model.friction.LAW_*)
+    "dof_fric_load",  # (nv,) int64   LOAD_JOURNAL / LOAD_PIN
+    "dof_fric_par",   # (nv, 8)       law parameters (see kernels.friction)
+    "dof_fric_geom",  # (nv, 3)       journal: (d/2, 0, 0); pin: (R_n, R_p, R_b)
+    "dof_fric_z",     # (nv,) int64   index of the bristle state in z, -1 if none
+    "fric_tol",     # (2,)           fixed-point tolerance (absolute N·m, relative)
+    "fric_maxit",   # (1,) int64     fixed-point iteration cap
+    "gravity",      # (3,)           world gravity, m/s²
+)
+
+DATA_FIELDS = (
+    "oR", "op",          # (nbody,3,3), (nbody,3): world placement of body frames
+    "lR", "lp",          # local placement in the parent frame
+    "w", "vl",           # spatial velocity in body frame: angular, linear (of the frame origin)
+    "cw", "cl",          # velocity-product acceleration v × S q̇
+    "aw", "al",          # spatial acceleration (gravity folded in: ground accelerates at -g)
+    "fM", "fF",          # wrench from parent across the joint, body frame: moment (at origin), force
+    "extM", "extF",      # external wrench on the body (supports), body frame
+    "IA", "Ia", "pA", "U", "D", "u",   # articulated-body algorithm work arrays
+    "cm", "ch", "cJ",    # composite rigid body: mass, first moment, inertia about origin
+    "M",                 # (nv, nv) joint-space mass matrix
+    "tau", "qdd", "tau_pas", "tau_fric", "fric_load", "fric_coef", "fric_visc",
+    "tau_drive", "zdot",
+    "fric_iters", "fric_resid", "fric_fail",  # last fixed-point: iterations, residual; count of capped solves
+    "power",             # (2,) dissipated power, input power
+    "xs", "k1", "k2", "k3", "k4",  # integrator stage storage (nx,)
+    "f6", "t6",          # (6,) scratch
+    "r33",               # (3, 3) scratch
+    "m66",               # (6, 6) scratch
+)
+
+Model = namedtuple("Model", MODEL_FIELDS)
+Data = namedtuple("Data", DATA_FIELDS)
+
+
+def make_data(model: Model) -> Data:
+    """Allocate the per-instance work arrays for ``model``."""
+    nb, nv, nz, nx = model.nbody, model.nv, model.nz, model.nx
+    z = np.zeros
+    return Data(
+        oR=np.tile(np.eye(3), (nb, 1, 1)), op=z((nb, 3)),
+        lR=np.tile(np.eye(3), (nb, 1, 1)), lp=z((nb, 3)),
+        w=z((nb, 3)), vl=z((nb, 3)), cw=z((nb, 3)), cl=z((nb, 3)),
+        aw=z((nb, 3)), al=z((nb, 3)), fM=z((nb, 3)), fF=z((nb, 3)),
+        extM=z((nb, 3)), extF=z((nb, 3)),
+        IA=z((nb, 6, 6)), Ia=z((nb, 6, 6)), pA=z((nb, 6)), U=z((nb, 6)), D=z(nb), u=z(nb),
+        cm=z(nb), ch=z((nb, 3)), cJ=z((nb, 3, 3)),
+        M=z((nv, nv)),
+        tau=z(nv), qdd=z(nv), tau_pas=z(nv), tau_fric=z(nv), fric_load=z(nv),
+        fric_coef=z(nv), fric_visc=z(nv), tau_drive=z(nv), zdot=z(nz),
+        fric_iters=np.zeros(1, np.int64), fric_resid=z(1), fric_fail=np.zeros(1, np.int64),
+        power=z(2),
+        xs=z(nx), k1=z(nx), k2=z(nx), k3=z(nx), k4=z(nx),
+        f6=z(6), t6=z(6), r33=z((3, 3)), m66=z((6, 6)),
+    )
+
+
+def check_pair(model: Model, data: Data) -> None:
+    """Raise if ``data`` was not made for ``model`` (Pinocchio's model/data check)."""
+    if data.oR.shape[0] != model.nbody or data.M.shape[0] != model.nv or data.xs.shape[0] != model.nx:
+        raise ValueError("Data does not match Model: make it with make_data(model)")
