@@ -36,13 +36,13 @@ def forward_kinematics(model: Model, data: Data, q, v=None) -> None:
     check_pair(model, data)
     q = _vec("q", q, model.nv)
     v = np.zeros(model.nv) if v is None else _vec("v", v, model.nv)
-    _kin.forward_kinematics(model, data, q, v)
+    _kin.forward_kinematics(model.struct, data.struct, q, v)
 
 
 def crba(model: Model, data: Data, q) -> np.ndarray:
     """Joint-space mass matrix M(q) (nv, nv)."""
     forward_kinematics(model, data, q)
-    _crba.crba(model, data)
+    _crba.crba(model.struct, data.struct)
     return data.M.copy()
 
 
@@ -50,9 +50,10 @@ def rnea(model: Model, data: Data, q, v, a, with_supports: bool = True) -> np.nd
     """Inverse dynamics τ = M q̈ + b; joint reaction wrenches left in data.fM/fF."""
     check_pair(model, data)
     q, v, a = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("a", a, model.nv)
-    _kin.forward_kinematics(model, data, q, v)
-    _forces.passive_forces(model, data, q, v)
-    _rnea.rnea(model, data, a, with_supports)
+    m, d = model.struct, data.struct
+    _kin.forward_kinematics(m, d, q, v)
+    _forces.passive_forces(m, d, q, v)
+    _rnea.rnea(m, d, a, with_supports)
     return data.tau.copy()
 
 
@@ -65,10 +66,11 @@ def aba(model: Model, data: Data, q, v, tau, with_supports: bool = True) -> np.n
     """q̈ solving M q̈ + b = τ by the articulated-body algorithm (no friction, no joint springs)."""
     check_pair(model, data)
     q, v, tau = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("tau", tau, model.nv)
-    _kin.forward_kinematics(model, data, q, v)
-    _forces.passive_forces(model, data, q, v)
-    _aba.aba_inertias(model, data)
-    _aba.aba_accelerations(model, data, tau, with_supports)
+    m, d = model.struct, data.struct
+    _kin.forward_kinematics(m, d, q, v)
+    _forces.passive_forces(m, d, q, v)
+    _aba.aba_inertias(m, d)
+    _aba.aba_accelerations(m, d, tau, with_supports)
     return data.qdd.copy()
 
 
@@ -91,7 +93,7 @@ def forward_dynamics(model: Model, data: Data, x, tau_drive) -> np.ndarray:
     x = _vec("x", x, model.nx)
     tau_drive = _vec("tau_drive", tau_drive, model.nv)
     xdot = np.empty(model.nx)
-    _dyn.state_derivative(model, data, x, tau_drive, xdot)
+    _dyn.state_derivative(model.struct, data.struct, x, tau_drive, xdot)
     return xdot
 
 
@@ -101,7 +103,7 @@ def inverse_dynamics(model: Model, data: Data, q, v, a, z=None) -> np.ndarray:
     q, v, a = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("a", a, model.nv)
     z = np.zeros(model.nz) if z is None else _vec("z", z, model.nz)
     out = np.empty(model.nv)
-    _dyn.inverse_dynamics(model, data, q, v, a, z, out)
+    _dyn.inverse_dynamics(model.struct, data.struct, q, v, a, z, out)
     return out
 
 
@@ -109,7 +111,7 @@ def energies(model: Model, data: Data, q, v) -> dict:
     """Kinetic, gravitational and elastic energy (J) of the configuration (q, q̇)."""
     check_pair(model, data)
     out = np.zeros(3)
-    _energy.energies(model, data, _vec("q", q, model.nv), _vec("v", v, model.nv), out)
+    _energy.energies(model.struct, data.struct, _vec("q", q, model.nv), _vec("v", v, model.nv), out)
     return {"kinetic": out[0], "gravity": out[1], "elastic": out[2]}
 
 

@@ -9,105 +9,93 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model.compiled import REVOLUTE
+from ..model.compiled import PRISMATIC, REVOLUTE
+from .spatial import force_to_parent
 
 
-@njit(cache=True)
-def crba(model, data):
-    """data.M = M(q) after forward_kinematics (uses lR, lp)."""
-    nb = model.nbody
-    M = data.M
-    for r in range(model.nv):
-        for c in range(model.nv):
-            M[r, c] = 0.0
-    # composite inertia (mass, first moment m·c, inertia about the origin) in body frame
+@njit(cache=True, error_model="numpy")
+def composite_inertias(nb, parent, mass, c, Ic, R, t, cm, ch, cJ):
+    """cm, ch, cJ: mass, first moment m·c and inertia about the origin of every
+    subtree, in its root body's frame (R, t = lR, lp from forward_kinematics)."""
     for i in range(nb):
-        m = model.body_mass[i]
-        c = model.body_com[i]
-        Ic = model.body_Ic[i]
-        cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
-        data.cm[i] = m
+        m = mass[i]
+        cc = c[i, 0] * c[i, 0] + c[i, 1] * c[i, 1] + c[i, 2] * c[i, 2]
+        cm[i] = m
         for r in range(3):
-            data.ch[i, r] = m * c[r]
+            ch[i, r] = m * c[i, r]
             for k in range(3):
-                data.cJ[i, r, k] = Ic[r, k] - m * c[r] * c[k]
-            data.cJ[i, r, r] += m * cc
+                cJ[i, r, k] = Ic[i, r, k] - m * c[i, r] * c[i, k]
+            cJ[i, r, r] += m * cc
     for i in range(nb - 1, -1, -1):
-        p = model.body_parent[i]
+        p = parent[i]
         if p < 0:
             continue
-        R = data.lR[i]
-        t = data.lp[i]
-        m = data.cm[i]
-        h = data.ch[i]
-        J = data.cJ[i]
-        # h' = R h (first moment about the child origin, parent axes)
-        hx = R[0, 0] * h[0] + R[0, 1] * h[1] + R[0, 2] * h[2]
-        hy = R[1, 0] * h[0] + R[1, 1] * h[1] + R[1, 2] * h[2]
-        hz = R[2, 0] * h[0] + R[2, 1] * h[1] + R[2, 2] * h[2]
-        data.cm[p] += m
-        data.ch[p, 0] += hx + m * t[0]
-        data.ch[p, 1] += hy + m * t[1]
-        data.ch[p, 2] += hz + m * t[2]
-        tt = t[0] * t[0] + t[1] * t[1] + t[2] * t[2]
-        th = t[0] * hx + t[1] * hy + t[2] * hz
-        hv = (hx, hy, hz)
+        m = cm[i]
+        # first moment about the child origin, parent axes: h' = R h
+        hx = R[i, 0, 0] * ch[i, 0] + R[i, 0, 1] * ch[i, 1] + R[i, 0, 2] * ch[i, 2]
+        hy = R[i, 1, 0] * ch[i, 0] + R[i, 1, 1] * ch[i, 1] + R[i, 1, 2] * ch[i, 2]
+        hz = R[i, 2, 0] * ch[i, 0] + R[i, 2, 1] * ch[i, 1] + R[i, 2, 2] * ch[i, 2]
+        t0, t1, t2 = t[i, 0], t[i, 1], t[i, 2]
+        cm[p] += m
+        ch[p, 0] += hx + m * t0
+        ch[p, 1] += hy + m * t1
+        ch[p, 2] += hz + m * t2
+        tt = t0 * t0 + t1 * t1 + t2 * t2
+        th = t0 * hx + t1 * hy + t2 * hz
         for r in range(3):
+            tr = t0 if r == 0 else (t1 if r == 1 else t2)
+            hr = hx if r == 0 else (hy if r == 1 else hz)
             for k in range(3):
+                tk = t0 if k == 0 else (t1 if k == 1 else t2)
+                hk = hx if k == 0 else (hy if k == 1 else hz)
                 s = 0.0
                 for a in range(3):
-                    for b in range(3):
-                        s += R[r, a] * J[a, b] * R[k, b]
+                    s += R[i, r, a] * (cJ[i, a, 0] * R[i, k, 0] + cJ[i, a, 1] * R[i, k, 1] + cJ[i, a, 2] * R[i, k, 2])
                 # parallel-axis shift of the origin by t for a body with first moment h'
-                s += -m * t[r] * t[k] - t[r] * hv[k] - hv[r] * t[k]
+                s += -m * tr * tk - tr * hk - hr * tk
                 if r == k:
                     s += m * tt + 2.0 * th
-                data.cJ[p, r, k] += s
-    F = data.f6
+                cJ[p, r, k] += s
+
+
+@njit(cache=True, error_model="numpy")
+def crba(m, d):
+    """d.M = M(q) after forward_kinematics (uses lR, lp)."""
+    nb, nv, parent, jtype, ax, dof = m.nbody, m.nv, m.body_parent, m.body_jtype, m.body_axis, m.body_dof
+    M, cm, ch, cJ, lR, lp = d.M, d.cm, d.ch, d.cJ, d.lR, d.lp
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    composite_inertias(nb, parent, m.body_mass, m.body_com, m.body_Ic, lR, lp, cm, ch, cJ)
     for i in range(nb):
-        jt = model.body_jtype[i]
+        jt = jtype[i]
         if jt == 0:
             continue
-        di = model.body_dof[i]
-        a = model.body_axis[i]
-        m = data.cm[i]
-        h = data.ch[i]
-        J = data.cJ[i]
-        # F = I^c S  (angular F[0:3], linear F[3:6])
+        di = dof[i]
+        a0, a1, a2 = ax[i, 0], ax[i, 1], ax[i, 2]
+        h0, h1, h2 = ch[i, 0], ch[i, 1], ch[i, 2]
+        # F = I^c S  (n, f)
         if jt == REVOLUTE:
-            for r in range(3):
-                F[r] = J[r, 0] * a[0] + J[r, 1] * a[1] + J[r, 2] * a[2]
-            F[3] = a[1] * h[2] - a[2] * h[1]
-            F[4] = a[2] * h[0] - a[0] * h[2]
-            F[5] = a[0] * h[1] - a[1] * h[0]
-            M[di, di] = a[0] * F[0] + a[1] * F[1] + a[2] * F[2]
+            n0 = cJ[i, 0, 0] * a0 + cJ[i, 0, 1] * a1 + cJ[i, 0, 2] * a2
+            n1 = cJ[i, 1, 0] * a0 + cJ[i, 1, 1] * a1 + cJ[i, 1, 2] * a2
+            n2 = cJ[i, 2, 0] * a0 + cJ[i, 2, 1] * a1 + cJ[i, 2, 2] * a2
+            f0, f1, f2 = a1 * h2 - a2 * h1, a2 * h0 - a0 * h2, a0 * h1 - a1 * h0
+            M[di, di] = a0 * n0 + a1 * n1 + a2 * n2
         else:
-            F[0] = h[1] * a[2] - h[2] * a[1]
-            F[1] = h[2] * a[0] - h[0] * a[2]
-            F[2] = h[0] * a[1] - h[1] * a[0]
-            for r in range(3):
-                F[3 + r] = m * a[r]
-            M[di, di] = a[0] * F[3] + a[1] * F[4] + a[2] * F[5]
+            n0, n1, n2 = h1 * a2 - h2 * a1, h2 * a0 - h0 * a2, h0 * a1 - h1 * a0
+            f0, f1, f2 = cm[i] * a0, cm[i] * a1, cm[i] * a2
+            M[di, di] = a0 * f0 + a1 * f1 + a2 * f2
         j = i
-        while model.body_parent[j] >= 0:
-            R = data.lR[j]
-            t = data.lp[j]
-            # F ← Xᵀ F: n' = R n + t × (R f), f' = R f
-            f0 = R[0, 0] * F[3] + R[0, 1] * F[4] + R[0, 2] * F[5]
-            f1 = R[1, 0] * F[3] + R[1, 1] * F[4] + R[1, 2] * F[5]
-            f2 = R[2, 0] * F[3] + R[2, 1] * F[4] + R[2, 2] * F[5]
-            n0 = R[0, 0] * F[0] + R[0, 1] * F[1] + R[0, 2] * F[2] + t[1] * f2 - t[2] * f1
-            n1 = R[1, 0] * F[0] + R[1, 1] * F[1] + R[1, 2] * F[2] + t[2] * f0 - t[0] * f2
-            n2 = R[2, 0] * F[0] + R[2, 1] * F[1] + R[2, 2] * F[2] + t[0] * f1 - t[1] * f0
-            F[0], F[1], F[2], F[3], F[4], F[5] = n0, n1, n2, f0, f1, f2
-            j = model.body_parent[j]
-            jt2 = model.body_jtype[j]
-            if jt2 != 0:
-                dj = model.body_dof[j]
-                b = model.body_axis[j]
-                if jt2 == REVOLUTE:
-                    val = b[0] * F[0] + b[1] * F[1] + b[2] * F[2]
-                else:
-                    val = b[0] * F[3] + b[1] * F[4] + b[2] * F[5]
-                M[di, dj] = val
-                M[dj, di] = val
+        while parent[j] >= 0:
+            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, j, n0, n1, n2, f0, f1, f2)
+            j = parent[j]
+            jt2 = jtype[j]
+            if jt2 == REVOLUTE:
+                val = ax[j, 0] * n0 + ax[j, 1] * n1 + ax[j, 2] * n2
+            elif jt2 == PRISMATIC:
+                val = ax[j, 0] * f0 + ax[j, 1] * f1 + ax[j, 2] * f2
+            else:
+                continue
+            dj = dof[j]
+            M[di, dj] = val
+            M[dj, di] = val

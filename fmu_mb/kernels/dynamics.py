@@ -16,8 +16,8 @@ iteration on τ_f:
 until max|τ_fᵏ⁺¹ − τ_fᵏ| ≤ tol_abs + tol_rel·max|τ_f| (Model.fric_tol) or
 Model.fric_maxit iterations. The applied τ_f is the last one used by ABA, so
 q̈, reactions and τ_f are mutually consistent; the final normal load differs
-from the one that produced τ_f by at most the tolerance. data.fric_iters and
-data.fric_resid report the last solve, data.fric_fail counts solves that hit
+from the one that produced τ_f by at most the tolerance. d.fric_iters and
+d.fric_resid report the last solve, d.fric_fail counts solves that hit
 the cap (the iteration is a contraction when coef·∂L/∂τ_f < 1, true for
 friction coefficients and journal radii of real joints; the cap makes a
 violation observable rather than silent).
@@ -33,108 +33,104 @@ from .kinematics import forward_kinematics
 from .rnea import rnea
 
 
-@njit(cache=True)
-def _solve_with_friction(model, data, v):
-    """q̈, reactions and τ_f for the current data.tau_drive/tau_pas (after aba_inertias)."""
-    nv = model.nv
+@njit(cache=True, error_model="numpy", inline="always")
+def solve_with_friction(m, d):
+    """q̈, reactions and τ_f for the current d.tau_drive/tau_pas (after aba_inertias
+    and friction_laws). One ABA call site, so that it is inlined once."""
+    nv, code, tol_abs, tol_rel, maxit = m.nv, m.dof_fric_law, m.fric_tol[0], m.fric_tol[1], m.fric_maxit[0]
+    tau, tau_drive, tau_pas, tau_fric = d.tau, d.tau_drive, d.tau_pas, d.tau_fric
+    coef, visc, load, iters, resid, fail = d.fric_coef, d.fric_visc, d.fric_load, d.fric_iters, d.fric_resid, d.fric_fail
     has_fric = False
-    for d in range(nv):
-        data.tau_fric[d] = 0.0
-        if model.dof_fric_law[d] != 0:
+    for k in range(nv):
+        tau_fric[k] = 0.0
+        if code[k] != 0:
             has_fric = True
-    for d in range(nv):
-        data.tau[d] = data.tau_drive[d] + data.tau_pas[d]
-    aba_accelerations(model, data, data.tau, True)
-    data.fric_iters[0] = 0
-    data.fric_resid[0] = 0.0
-    if not has_fric:
-        return
-    tol_abs = model.fric_tol[0]
-    tol_rel = model.fric_tol[1]
-    normal_loads(model, data)
-    for d in range(nv):
-        data.tau_fric[d] = data.fric_coef[d] * data.fric_load[d] + data.fric_visc[d]
-    it = 0
-    maxit = model.fric_maxit[0]
+    it = -1          # solve -1 is friction-free and seeds τ_f
+    err = 0.0
     while True:
-        for d in range(nv):
-            data.tau[d] = data.tau_drive[d] + data.tau_pas[d] - data.tau_fric[d]
-        aba_accelerations(model, data, data.tau, True)
+        for k in range(nv):
+            tau[k] = tau_drive[k] + tau_pas[k] - tau_fric[k]
+        aba_accelerations(m, d, tau, True)
         it += 1
-        normal_loads(model, data)
+        if not has_fric:
+            break
+        normal_loads(m, d)
         err = 0.0
         scale = 0.0
-        for d in range(nv):
-            if model.dof_fric_law[d] == 0:
+        for k in range(nv):
+            if code[k] == 0:
                 continue
-            new = data.fric_coef[d] * data.fric_load[d] + data.fric_visc[d]
-            e = abs(new - data.tau_fric[d])
+            new = coef[k] * load[k] + visc[k]
+            e = abs(new - tau_fric[k])
             if e > err:
                 err = e
             if abs(new) > scale:
                 scale = abs(new)
-        data.fric_resid[0] = err
-        if err <= tol_abs + tol_rel * scale:
+        if it > 0 and err <= tol_abs + tol_rel * scale:
             break
         if it >= maxit:
-            data.fric_fail[0] += 1
+            fail[0] += 1
             break
-        for d in range(nv):
-            if model.dof_fric_law[d] != 0:
-                data.tau_fric[d] = data.fric_coef[d] * data.fric_load[d] + data.fric_visc[d]
-    data.fric_iters[0] = it
+        for k in range(nv):
+            if code[k] != 0:
+                tau_fric[k] = coef[k] * load[k] + visc[k]
+    iters[0] = it
+    resid[0] = err
 
 
-@njit(cache=True)
-def state_derivative(model, data, x, tau_drive, xdot):
+@njit(cache=True, error_model="numpy")
+def state_derivative(m, d, x, tau_drive, xdot):
     """xdot = f(x) for state x (layout in fmu_mb.model.compiled) and the full-length
     driving generalized force ``tau_drive`` (nv,), held constant.
 
-    Leaves the whole pipeline's results in ``data``: placements, velocities,
+    Leaves the whole pipeline's results in ``d``: placements, velocities,
     q̈, joint reaction wrenches (fM, fF), friction loads and torques."""
-    nv = model.nv
-    nz = model.nz
+    nv, nz = m.nv, m.nz
+    qdd, zdot, tau_fric, td, power = d.qdd, d.zdot, d.tau_fric, d.tau_drive, d.power
     q = x[0:nv]
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
-    forward_kinematics(model, data, q, v)
-    p_damp = passive_forces(model, data, q, v)
-    friction_laws(model, data, v, z)
-    for d in range(nv):
-        data.tau_drive[d] = tau_drive[d]
-    aba_inertias(model, data)
-    _solve_with_friction(model, data, v)
+    forward_kinematics(m, d, q, v)
+    p_damp = passive_forces(m, d, q, v)
+    friction_laws(m, d, v, z)
+    for k in range(nv):
+        td[k] = tau_drive[k]
+    aba_inertias(m, d)
+    solve_with_friction(m, d)
     p_fric = 0.0
     p_in = 0.0
-    for d in range(nv):
-        xdot[d] = v[d]
-        xdot[nv + d] = data.qdd[d]
-        p_fric += data.tau_fric[d] * v[d]
-        p_in += tau_drive[d] * v[d]
+    for k in range(nv):
+        xdot[k] = v[k]
+        xdot[nv + k] = qdd[k]
+        p_fric += tau_fric[k] * v[k]
+        p_in += tau_drive[k] * v[k]
     for k in range(nz):
-        xdot[2 * nv + k] = data.zdot[k]
-    data.power[0] = p_damp + p_fric
-    data.power[1] = p_in
+        xdot[2 * nv + k] = zdot[k]
+    power[0] = p_damp + p_fric
+    power[1] = p_in
     xdot[2 * nv + nz] = p_damp + p_fric
     xdot[2 * nv + nz + 1] = p_in
 
 
-@njit(cache=True)
-def inverse_dynamics(model, data, q, v, qdd, z, tau_drive):
+@njit(cache=True, error_model="numpy")
+def inverse_dynamics(m, d, q, v, qdd, z, tau_drive):
     """Driving generalized forces for a prescribed motion (q, q̇, q̈), with friction.
 
     tau_drive (nv,) is filled with τ_drive = M q̈ + b − τ_pas + τ_f, where τ_f uses
     the normal loads of the reactions of this motion (no loop: the reactions of
-    a prescribed motion do not depend on the friction torques, papers 002
-    Algorithm 1, lines 4–9). data holds reactions, loads and τ_f; the Dahl/LuGre
-    rates for the given z are in data.zdot."""
-    forward_kinematics(model, data, q, v)
-    passive_forces(model, data, q, v)
-    friction_laws(model, data, v, z)
-    rnea(model, data, qdd, True)
-    normal_loads(model, data)
-    for d in range(model.nv):
-        data.tau_fric[d] = data.fric_coef[d] * data.fric_load[d] + data.fric_visc[d]
-        data.tau_drive[d] = data.tau[d] - data.tau_pas[d] + data.tau_fric[d]
-        tau_drive[d] = data.tau_drive[d]
-        data.qdd[d] = qdd[d]
+    a prescribed motion do not depend on the friction torques, paper 002
+    Algorithm 1, lines 4–9). d holds reactions, loads and τ_f; the Dahl/LuGre
+    rates for the given z are in d.zdot."""
+    forward_kinematics(m, d, q, v)
+    passive_forces(m, d, q, v)
+    friction_laws(m, d, v, z)
+    rnea(m, d, qdd, True)
+    normal_loads(m, d)
+    nv = m.nv
+    tau, tau_pas, tau_fric, coef, visc, load, td, dqdd = (d.tau, d.tau_pas, d.tau_fric, d.fric_coef, d.fric_visc,
+                                                          d.fric_load, d.tau_drive, d.qdd)
+    for k in range(nv):
+        tau_fric[k] = coef[k] * load[k] + visc[k]
+        td[k] = tau[k] - tau_pas[k] + tau_fric[k]
+        tau_drive[k] = td[k]
+        dqdd[k] = qdd[k]

@@ -10,26 +10,23 @@ from __future__ import annotations
 from numba import njit
 
 from .forces import elastic_energy
-from .kinematics import forward_kinematics
+from .kinematics import forward_kinematics, point_position
 from .spatial import kinetic_energy
 
 
-@njit(cache=True)
-def energies(model, data, q, v, out):
+@njit(cache=True, error_model="numpy")
+def energies(m, d, q, v, out):
     """out[0] = kinetic, out[1] = gravitational, out[2] = elastic energy (J)."""
-    forward_kinematics(model, data, q, v)
+    forward_kinematics(m, d, q, v)
+    nb, g, mass, com, Ic = m.nbody, m.gravity, m.body_mass, m.body_com, m.body_Ic
+    w, vl, oR, op = d.w, d.vl, d.oR, d.op
     ek = 0.0
     eg = 0.0
-    g = model.gravity
-    for i in range(model.nbody):
-        ek += kinetic_energy(model, i, data.w[i], data.vl[i])
-        m = model.body_mass[i]
-        if m != 0.0:
-            R = data.oR[i]
-            c = model.body_com[i]
-            for r in range(3):
-                rc = data.op[i, r] + R[r, 0] * c[0] + R[r, 1] * c[1] + R[r, 2] * c[2]
-                eg -= m * g[r] * rc
+    for i in range(nb):
+        ek += kinetic_energy(mass, com, Ic, i, w[i, 0], w[i, 1], w[i, 2], vl[i, 0], vl[i, 1], vl[i, 2])
+        if mass[i] != 0.0:
+            x, y, z = point_position(oR, op, i, com[i, 0], com[i, 1], com[i, 2])
+            eg -= mass[i] * (g[0] * x + g[1] * y + g[2] * z)
     out[0] = ek
     out[1] = eg
-    out[2] = elastic_energy(model, data, q)
+    out[2] = elastic_energy(m, d, q)

@@ -6,7 +6,7 @@
   base coordinates, K = Σ Uᵀ S U;
 * exact base supports (paper 000 eqs. (15)–(16)): d = T·r̃_E − r_E0 in world
   axes, force −S d − D ḋ applied at the attachment point as an external
-  wrench on the body (data.extM/extF), so that reactions and the generalized
+  wrench on the body (d.extM/extF), so that reactions and the generalized
   forces follow from the recursive passes.
 """
 from __future__ import annotations
@@ -16,88 +16,93 @@ from numba import njit
 from .kinematics import point_position, point_velocity
 
 
-@njit(cache=True)
-def passive_forces(model, data, q, v):
-    """Fill data.tau_pas, data.extM/extF; return the power dissipated by the dampers (W).
+@njit(cache=True, error_model="numpy", inline="always")
+def support_force(sup_body, sup_point, sup_anchor, sup_k, sup_d, oR, op, w, vl, s):
+    """World-frame force (N) of exact support s, and the attachment point velocity."""
+    b = sup_body[s]
+    px, py, pz = sup_point[s, 0], sup_point[s, 1], sup_point[s, 2]
+    x, y, z = point_position(oR, op, b, px, py, pz)
+    vx, vy, vz = point_velocity(oR, w, vl, b, px, py, pz)
+    fx = -sup_k[s, 0] * (x - sup_anchor[s, 0]) - sup_d[s, 0] * vx
+    fy = -sup_k[s, 1] * (y - sup_anchor[s, 1]) - sup_d[s, 1] * vy
+    fz = -sup_k[s, 2] * (z - sup_anchor[s, 2]) - sup_d[s, 2] * vz
+    return fx, fy, fz, vx, vy, vz
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def passive_forces(m, d, q, v):
+    """Fill d.tau_pas, d.extM/extF; return the power dissipated by the dampers (W).
 
     Needs forward_kinematics."""
-    nv = model.nv
+    nv, nb, dof_k, dof_c, dof_qrest = m.nv, m.nbody, m.dof_k, m.dof_c, m.dof_qrest
+    base_dof, base_K, base_D = m.base_dof, m.base_K, m.base_D
+    sup_body, sup_point, sup_anchor, sup_k, sup_d = m.sup_body, m.sup_point, m.sup_anchor, m.sup_k, m.sup_d
+    tau_pas, extM, extF, oR, op, w, vl = d.tau_pas, d.extM, d.extF, d.oR, d.op, d.w, d.vl
     P = 0.0
-    for d in range(nv):
-        k = model.dof_k[d]
-        c = model.dof_c[d]
-        data.tau_pas[d] = -k * (q[d] - model.dof_qrest[d]) - c * v[d]
-        P += c * v[d] * v[d]
-    b = model.base_dof[0]
+    for k in range(nv):
+        c = dof_c[k]
+        tau_pas[k] = -dof_k[k] * (q[k] - dof_qrest[k]) - c * v[k]
+        P += c * v[k] * v[k]
+    b = base_dof[0]
     if b >= 0:
         for r in range(6):
             s = 0.0
             for k in range(6):
-                s += model.base_K[r, k] * q[b + k] + model.base_D[r, k] * v[b + k]
-            data.tau_pas[b + r] -= s
-        for r in range(6):
-            for k in range(6):
-                P += v[b + r] * model.base_D[r, k] * v[b + k]
-    for i in range(model.nbody):
+                s += base_K[r, k] * q[b + k] + base_D[r, k] * v[b + k]
+                P += v[b + r] * base_D[r, k] * v[b + k]
+            tau_pas[b + r] -= s
+    for i in range(nb):
         for r in range(3):
-            data.extM[i, r] = 0.0
-            data.extF[i, r] = 0.0
-    pos = data.f6[0:3]
-    vel = data.f6[3:6]
-    for s in range(model.sup_body.shape[0]):
-        bi = model.sup_body[s]
-        pt = model.sup_point[s]
-        point_position(data, bi, pt, pos)
-        point_velocity(data, bi, pt, vel)
-        R = data.oR[bi]
-        fw0 = -model.sup_k[s, 0] * (pos[0] - model.sup_anchor[s, 0]) - model.sup_d[s, 0] * vel[0]
-        fw1 = -model.sup_k[s, 1] * (pos[1] - model.sup_anchor[s, 1]) - model.sup_d[s, 1] * vel[1]
-        fw2 = -model.sup_k[s, 2] * (pos[2] - model.sup_anchor[s, 2]) - model.sup_d[s, 2] * vel[2]
-        P += model.sup_d[s, 0] * vel[0] * vel[0] + model.sup_d[s, 1] * vel[1] * vel[1] \
-            + model.sup_d[s, 2] * vel[2] * vel[2]
-        fx = R[0, 0] * fw0 + R[1, 0] * fw1 + R[2, 0] * fw2
-        fy = R[0, 1] * fw0 + R[1, 1] * fw1 + R[2, 1] * fw2
-        fz = R[0, 2] * fw0 + R[1, 2] * fw1 + R[2, 2] * fw2
-        data.extF[bi, 0] += fx
-        data.extF[bi, 1] += fy
-        data.extF[bi, 2] += fz
-        data.extM[bi, 0] += pt[1] * fz - pt[2] * fy
-        data.extM[bi, 1] += pt[2] * fx - pt[0] * fz
-        data.extM[bi, 2] += pt[0] * fy - pt[1] * fx
+            extM[i, r] = 0.0
+            extF[i, r] = 0.0
+    for s in range(sup_body.shape[0]):
+        bi = sup_body[s]
+        fw0, fw1, fw2, vx, vy, vz = support_force(sup_body, sup_point, sup_anchor, sup_k, sup_d, oR, op, w, vl, s)
+        P += sup_d[s, 0] * vx * vx + sup_d[s, 1] * vy * vy + sup_d[s, 2] * vz * vz
+        fx = oR[bi, 0, 0] * fw0 + oR[bi, 1, 0] * fw1 + oR[bi, 2, 0] * fw2
+        fy = oR[bi, 0, 1] * fw0 + oR[bi, 1, 1] * fw1 + oR[bi, 2, 1] * fw2
+        fz = oR[bi, 0, 2] * fw0 + oR[bi, 1, 2] * fw1 + oR[bi, 2, 2] * fw2
+        px, py, pz = sup_point[s, 0], sup_point[s, 1], sup_point[s, 2]
+        extF[bi, 0] += fx
+        extF[bi, 1] += fy
+        extF[bi, 2] += fz
+        extM[bi, 0] += py * fz - pz * fy
+        extM[bi, 1] += pz * fx - px * fz
+        extM[bi, 2] += px * fy - py * fx
     return P
 
 
-@njit(cache=True)
-def support_forces(model, data, out):
+@njit(cache=True, error_model="numpy")
+def support_forces(m, d, out):
     """World-frame force (N) of every exact support on its body into ``out`` (nsup, 3).
 
     Needs forward_kinematics."""
-    pos = data.f6[0:3]
-    vel = data.f6[3:6]
-    for s in range(model.sup_body.shape[0]):
-        bi = model.sup_body[s]
-        point_position(data, bi, model.sup_point[s], pos)
-        point_velocity(data, bi, model.sup_point[s], vel)
-        for r in range(3):
-            out[s, r] = -model.sup_k[s, r] * (pos[r] - model.sup_anchor[s, r]) - model.sup_d[s, r] * vel[r]
+    sup_body, sup_point, sup_anchor, sup_k, sup_d = m.sup_body, m.sup_point, m.sup_anchor, m.sup_k, m.sup_d
+    oR, op, w, vl = d.oR, d.op, d.w, d.vl
+    for s in range(sup_body.shape[0]):
+        fx, fy, fz, _, _, _ = support_force(sup_body, sup_point, sup_anchor, sup_k, sup_d, oR, op, w, vl, s)
+        out[s, 0] = fx
+        out[s, 1] = fy
+        out[s, 2] = fz
 
 
-@njit(cache=True)
-def elastic_energy(model, data, q):
+@njit(cache=True, error_model="numpy")
+def elastic_energy(m, d, q):
     """Potential energy of all springs (J). Needs forward_kinematics."""
+    nv, dof_k, dof_qrest, base_dof, base_K = m.nv, m.dof_k, m.dof_qrest, m.base_dof, m.base_K
+    sup_body, sup_point, sup_anchor, sup_k = m.sup_body, m.sup_point, m.sup_anchor, m.sup_k
+    oR, op = d.oR, d.op
     E = 0.0
-    for d in range(model.nv):
-        e = q[d] - model.dof_qrest[d]
-        E += 0.5 * model.dof_k[d] * e * e
-    b = model.base_dof[0]
+    for k in range(nv):
+        e = q[k] - dof_qrest[k]
+        E += 0.5 * dof_k[k] * e * e
+    b = base_dof[0]
     if b >= 0:
         for r in range(6):
             for k in range(6):
-                E += 0.5 * q[b + r] * model.base_K[r, k] * q[b + k]
-    pos = data.f6[0:3]
-    for s in range(model.sup_body.shape[0]):
-        point_position(data, model.sup_body[s], model.sup_point[s], pos)
-        for r in range(3):
-            e = pos[r] - model.sup_anchor[s, r]
-            E += 0.5 * model.sup_k[s, r] * e * e
+                E += 0.5 * q[b + r] * base_K[r, k] * q[b + k]
+    for s in range(sup_body.shape[0]):
+        x, y, z = point_position(oR, op, sup_body[s], sup_point[s, 0], sup_point[s, 1], sup_point[s, 2])
+        dx, dy, dz = x - sup_anchor[s, 0], y - sup_anchor[s, 1], z - sup_anchor[s, 2]
+        E += 0.5 * (sup_k[s, 0] * dx * dx + sup_k[s, 1] * dy * dy + sup_k[s, 2] * dz * dz)
     return E

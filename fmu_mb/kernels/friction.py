@@ -23,86 +23,84 @@ from ..model.compiled import REVOLUTE
 from ..model.friction import LAW_COULOMB_VISCOUS, LAW_DAHL, LAW_LUGRE, LAW_STRIBECK, LOAD_JOURNAL
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def reg_sign(v, eps):
     """Regularised sign v / sqrt(v² + ε²)."""
     return v / math.sqrt(v * v + eps * eps)
 
 
-@njit(cache=True)
-def law(code, par, v, z):
-    """(coef, visc, zdot) of one joint for velocity v and bristle state z."""
+@njit(cache=True, error_model="numpy", inline="always")
+def law(code, par, k, v, z):
+    """(coef, visc, zdot) of coordinate k (parameters par[k]) for velocity v, bristle state z."""
     if code == LAW_COULOMB_VISCOUS:
-        return par[0] * reg_sign(v, par[7]), par[1] * v, 0.0
+        return par[k, 0] * reg_sign(v, par[k, 7]), par[k, 1] * v, 0.0
     if code == LAW_STRIBECK:
-        r = v / par[3]
-        mag = par[0] + (par[2] - par[0]) * math.exp(-r * r)
-        return mag * reg_sign(v, par[7]), par[1] * v, 0.0
+        r = v / par[k, 3]
+        mag = par[k, 0] + (par[k, 2] - par[k, 0]) * math.exp(-r * r)
+        return mag * reg_sign(v, par[k, 7]), par[k, 1] * v, 0.0
     if code == LAW_DAHL:
         sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-        base = 1.0 - par[4] * z * sgn / par[2]
-        gam = par[6]
-        mag = abs(base) ** gam
+        base = 1.0 - par[k, 4] * z * sgn / par[k, 2]
+        mag = abs(base) ** par[k, 6]
         zd = v * (mag if base >= 0.0 else -mag)
-        return par[4] * z, 0.0, zd
+        return par[k, 4] * z, 0.0, zd
     if code == LAW_LUGRE:
-        r = v / par[3]
-        g = par[0] + (par[2] - par[0]) * math.exp(-r * r)
-        zd = v - par[4] * abs(v) * z / g
-        return par[4] * z + par[5] * zd + par[6] * v, 0.0, zd
+        r = v / par[k, 3]
+        g = par[k, 0] + (par[k, 2] - par[k, 0]) * math.exp(-r * r)
+        zd = v - par[k, 4] * abs(v) * z / g
+        return par[k, 4] * z + par[k, 5] * zd + par[k, 6] * v, 0.0, zd
     return 0.0, 0.0, 0.0
 
 
-@njit(cache=True)
-def friction_laws(model, data, v, z):
-    """data.fric_coef, data.fric_visc, data.zdot for velocities v and bristle states z."""
-    for d in range(model.nv):
-        code = model.dof_fric_law[d]
-        if code == 0:
-            data.fric_coef[d] = 0.0
-            data.fric_visc[d] = 0.0
+@njit(cache=True, error_model="numpy", inline="always")
+def friction_laws(m, d, v, z):
+    """d.fric_coef, d.fric_visc, d.zdot for velocities v and bristle states z."""
+    nv, code, zidx, par = m.nv, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par
+    coef, visc, zdot = d.fric_coef, d.fric_visc, d.zdot
+    for k in range(nv):
+        if code[k] == 0:
+            coef[k] = 0.0
+            visc[k] = 0.0
             continue
-        zi = model.dof_fric_z[d]
-        zv = z[zi] if zi >= 0 else 0.0
-        c, vis, zd = law(code, model.dof_fric_par[d], v[d], zv)
-        data.fric_coef[d] = c
-        data.fric_visc[d] = vis
+        zi = zidx[k]
+        c, vis, zd = law(code[k], par, k, v[k], z[zi] if zi >= 0 else 0.0)
+        coef[k] = c
+        visc[k] = vis
         if zi >= 0:
-            data.zdot[zi] = zd
+            zdot[zi] = zd
 
 
-@njit(cache=True)
-def joint_load(model, d, M, F):
-    """Equivalent normal load L of coordinate d from its joint's reaction (M, F) in the joint frame.
+@njit(cache=True, error_model="numpy", inline="always")
+def joint_load(load_kind, geom, k, revolute, a0, a1, a2, fM, fF, b):
+    """Equivalent normal load L of coordinate k from the reaction (fM[b], fF[b]) of its
+    joint body b, in the joint frame (axis a).
 
     Journal (000 eq. 21, 001 eq. 13): revolute L = f_r·d/2, prismatic L = f_r.
     Pin (002 eq. 47): revolute L = R_p(τ_r/R_b + f_r) + R_n f_m,
     prismatic L = τ_p/R_b + f_p + τ_m/R_n.
     """
-    b = model.dof_body[d]
-    a = model.body_axis[b]
-    fm = F[0] * a[0] + F[1] * a[1] + F[2] * a[2]
-    fx, fy, fz = F[0] - fm * a[0], F[1] - fm * a[1], F[2] - fm * a[2]
+    fm = fF[b, 0] * a0 + fF[b, 1] * a1 + fF[b, 2] * a2
+    fx, fy, fz = fF[b, 0] - fm * a0, fF[b, 1] - fm * a1, fF[b, 2] - fm * a2
     fr = math.sqrt(fx * fx + fy * fy + fz * fz)
-    g = model.dof_fric_geom[d]
-    if model.dof_fric_load[d] == LOAD_JOURNAL:
-        if model.body_jtype[b] == REVOLUTE:
-            return fr * g[0]
-        return fr
-    tm = M[0] * a[0] + M[1] * a[1] + M[2] * a[2]
-    mx, my, mz = M[0] - tm * a[0], M[1] - tm * a[1], M[2] - tm * a[2]
+    if load_kind == LOAD_JOURNAL:
+        return fr * geom[k, 0] if revolute else fr
+    tm = fM[b, 0] * a0 + fM[b, 1] * a1 + fM[b, 2] * a2
+    mx, my, mz = fM[b, 0] - tm * a0, fM[b, 1] - tm * a1, fM[b, 2] - tm * a2
     tr = math.sqrt(mx * mx + my * my + mz * mz)
-    if model.body_jtype[b] == REVOLUTE:
-        return g[1] * (tr / g[2] + fr) + g[0] * abs(fm)
-    return tr / g[2] + fr + abs(tm) / g[0]
+    if revolute:
+        return geom[k, 1] * (tr / geom[k, 2] + fr) + geom[k, 0] * abs(fm)
+    return tr / geom[k, 2] + fr + abs(tm) / geom[k, 0]
 
 
-@njit(cache=True)
-def normal_loads(model, data):
-    """data.fric_load from the current reaction wrenches data.fM/fF."""
-    for d in range(model.nv):
-        if model.dof_fric_law[d] == 0:
-            data.fric_load[d] = 0.0
-            continue
-        b = model.dof_body[d]
-        data.fric_load[d] = joint_load(model, d, data.fM[b], data.fF[b])
+@njit(cache=True, error_model="numpy", inline="always")
+def normal_loads(m, d):
+    """d.fric_load from the current reaction wrenches d.fM/fF."""
+    nv, code, kind, geom, dof_body, jtype, ax = (m.nv, m.dof_fric_law, m.dof_fric_load, m.dof_fric_geom,
+                                                 m.dof_body, m.body_jtype, m.body_axis)
+    load, fM, fF = d.fric_load, d.fM, d.fF
+    for k in range(nv):
+        if code[k] == 0:
+            load[k] = 0.0
+        else:
+            b = dof_body[k]
+            load[k] = joint_load(kind[k], geom, k, jtype[b] == REVOLUTE, ax[b, 0], ax[b, 1], ax[b, 2], fM, fF, b)

@@ -2,10 +2,10 @@
 
 After :func:`~fmu_mb.kernels.kinematics.forward_kinematics`, :func:`rnea`
 computes body accelerations forward (gravity folded in as a ground
-acceleration −g) and body forces backward. ``data.fM[i], data.fF[i]`` is then
-the wrench the parent exerts on body i across its joint — the joint reaction
+acceleration −g) and body forces backward. ``d.fM[i], d.fF[i]`` is then the
+wrench the parent exerts on body i across its joint — the joint reaction
 including the driving/friction torque along the axis — expressed in body i's
-frame (the joint frame after the motion) about its origin; ``data.tau`` the
+frame (the joint frame after the motion) about its origin; ``d.tau`` the
 generalized forces M q̈ + b(q, q̇) (Pinocchio's ``rnea`` and ``data.f``).
 This is the recursive Newton–Euler pass papers 000 (eq. 21) and 001 (eq. 13)
 use for the joint forces of their friction models.
@@ -15,72 +15,70 @@ from __future__ import annotations
 from numba import njit
 
 from ..model.compiled import PRISMATIC, REVOLUTE
-from .spatial import add_force_to_parent, add_velocity_product, inertia_times
+from .spatial import force_to_parent, inertia_times, motion_to_child, velocity_product
 
 
-@njit(cache=True)
-def accelerations(model, data, qdd):
-    """data.aw, data.al = spatial accelerations for joint accelerations ``qdd`` (ground at −g)."""
-    g = model.gravity
-    for i in range(model.nbody):
-        p = model.body_parent[i]
-        R = data.lR[i]
-        lp = data.lp[i]
-        aw = data.aw[i]
-        al = data.al[i]
-        if p < 0:
-            pw0, pw1, pw2 = 0.0, 0.0, 0.0
-            pl0, pl1, pl2 = -g[0], -g[1], -g[2]
-        else:
-            pw0, pw1, pw2 = data.aw[p, 0], data.aw[p, 1], data.aw[p, 2]
-            pl0, pl1, pl2 = data.al[p, 0], data.al[p, 1], data.al[p, 2]
-        tx = pl0 + pw1 * lp[2] - pw2 * lp[1]
-        ty = pl1 + pw2 * lp[0] - pw0 * lp[2]
-        tz = pl2 + pw0 * lp[1] - pw1 * lp[0]
-        for r in range(3):
-            aw[r] = R[0, r] * pw0 + R[1, r] * pw1 + R[2, r] * pw2 + data.cw[i, r]
-            al[r] = R[0, r] * tx + R[1, r] * ty + R[2, r] * tz + data.cl[i, r]
-        jt = model.body_jtype[i]
-        if jt == REVOLUTE:
-            s = qdd[model.body_dof[i]]
-            a = model.body_axis[i]
-            for r in range(3):
-                aw[r] += a[r] * s
-        elif jt == PRISMATIC:
-            s = qdd[model.body_dof[i]]
-            a = model.body_axis[i]
-            for r in range(3):
-                al[r] += a[r] * s
+@njit(cache=True, error_model="numpy", inline="always")
+def body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, s):
+    """aw[i], al[i] from the parent's acceleration (ground: −g), c_i and the joint acceleration s."""
+    p = parent[i]
+    if p < 0:
+        pw0, pw1, pw2, pl0, pl1, pl2 = 0.0, 0.0, 0.0, -g[0], -g[1], -g[2]
+    else:
+        pw0, pw1, pw2, pl0, pl1, pl2 = aw[p, 0], aw[p, 1], aw[p, 2], al[p, 0], al[p, 1], al[p, 2]
+    a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, pw0, pw1, pw2, pl0, pl1, pl2)
+    aw[i, 0] = a0 + cw[i, 0]
+    aw[i, 1] = a1 + cw[i, 1]
+    aw[i, 2] = a2 + cw[i, 2]
+    al[i, 0] = l0 + cl[i, 0]
+    al[i, 1] = l1 + cl[i, 1]
+    al[i, 2] = l2 + cl[i, 2]
+    jt = jtype[i]
+    if jt == REVOLUTE:
+        aw[i, 0] += ax[i, 0] * s
+        aw[i, 1] += ax[i, 1] * s
+        aw[i, 2] += ax[i, 2] * s
+    elif jt == PRISMATIC:
+        al[i, 0] += ax[i, 0] * s
+        al[i, 1] += ax[i, 1] * s
+        al[i, 2] += ax[i, 2] * s
 
 
-@njit(cache=True)
-def body_forces(model, data, with_external):
-    """Backward pass: data.fM/fF (joint wrenches) and data.tau from data.aw/al.
-
-    with_external: subtract the external wrenches data.extM/extF (supports)."""
-    nb = model.nbody
+@njit(cache=True, error_model="numpy")
+def rnea(m, d, qdd, with_external):
+    """Inverse dynamics after forward_kinematics: d.tau = M(q) q̈ + b(q, q̇)
+    (b: velocity products, gravity, minus the external support wrenches d.extM/extF
+    if ``with_external``), with joint reaction wrenches in d.fM/fF."""
+    nb, parent, jtype, ax, dof, g = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof, m.gravity
+    mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
+    lR, lp, cw, cl, aw, al, w, vl = d.lR, d.lp, d.cw, d.cl, d.aw, d.al, d.w, d.vl
+    fM, fF, extM, extF, tau = d.fM, d.fF, d.extM, d.extF, d.tau
     for i in range(nb):
-        inertia_times(model, i, data.aw[i], data.al[i], data.fM[i], data.fF[i])
-        add_velocity_product(model, i, data.w[i], data.vl[i], data.fM[i], data.fF[i])
+        k = dof[i]
+        body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, qdd[k] if k >= 0 else 0.0)
+        n0, n1, n2, f0, f1, f2 = inertia_times(mass, com, Ic, i, aw[i, 0], aw[i, 1], aw[i, 2],
+                                               al[i, 0], al[i, 1], al[i, 2])
+        g0, g1, g2, h0, h1, h2 = velocity_product(mass, com, Ic, i, w[i, 0], w[i, 1], w[i, 2],
+                                                  vl[i, 0], vl[i, 1], vl[i, 2])
+        fM[i, 0], fM[i, 1], fM[i, 2] = n0 + g0, n1 + g1, n2 + g2
+        fF[i, 0], fF[i, 1], fF[i, 2] = f0 + h0, f1 + h1, f2 + h2
         if with_external:
             for r in range(3):
-                data.fM[i, r] -= data.extM[i, r]
-                data.fF[i, r] -= data.extF[i, r]
+                fM[i, r] -= extM[i, r]
+                fF[i, r] -= extF[i, r]
     for i in range(nb - 1, -1, -1):
-        jt = model.body_jtype[i]
-        if jt != 0:
-            a = model.body_axis[i]
-            f = data.fM[i] if jt == REVOLUTE else data.fF[i]
-            data.tau[model.body_dof[i]] = a[0] * f[0] + a[1] * f[1] + a[2] * f[2]
-        p = model.body_parent[i]
+        jt = jtype[i]
+        if jt == REVOLUTE:
+            tau[dof[i]] = ax[i, 0] * fM[i, 0] + ax[i, 1] * fM[i, 1] + ax[i, 2] * fM[i, 2]
+        elif jt == PRISMATIC:
+            tau[dof[i]] = ax[i, 0] * fF[i, 0] + ax[i, 1] * fF[i, 1] + ax[i, 2] * fF[i, 2]
+        p = parent[i]
         if p >= 0:
-            add_force_to_parent(data.lR[i], data.lp[i], data.fM[i], data.fF[i], data.fM[p], data.fF[p])
-
-
-@njit(cache=True)
-def rnea(model, data, qdd, with_external):
-    """Inverse dynamics after forward_kinematics: data.tau = M(q) q̈ + b(q, q̇)
-    (b: velocity products, gravity, minus external support forces if
-    ``with_external``), with joint reaction wrenches in data.fM/fF."""
-    accelerations(model, data, qdd)
-    body_forces(model, data, with_external)
+            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, fM[i, 0], fM[i, 1], fM[i, 2],
+                                                     fF[i, 0], fF[i, 1], fF[i, 2])
+            fM[p, 0] += n0
+            fM[p, 1] += n1
+            fM[p, 2] += n2
+            fF[p, 0] += f0
+            fF[p, 1] += f1
+            fF[p, 2] += f2

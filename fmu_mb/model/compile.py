@@ -302,7 +302,7 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         from ..kernels.kinematics import forward_kinematics
         from .compiled import make_data
         data = make_data(model)
-        forward_kinematics(model, data, np.zeros(nv), np.zeros(nv))
+        forward_kinematics(model.struct, data.struct, np.zeros(nv), np.zeros(nv))
         for s in range(len(sup_body)):
             bb = sup_body[s]
             model.sup_anchor[s] = data.op[bb] + data.oR[bb] @ model.sup_point[s]

@@ -66,6 +66,16 @@ def build(mech: Mechanism):
             link = mech.link(j.child)
             pid, origin = parent_joint(pname, j.origin)
             R0 = np.eye(3) if j.rotation is None else np.asarray(j.rotation, float)
+            if j.kind == "fixed":
+                # weld: append the link's inertia to the parent joint at the placement
+                if isinstance(link, Beam) and link.flexible:
+                    raise ValueError("oracle: a welded flexible beam needs a parent joint of its own")
+                m, c, I = link.mass_properties()
+                model.appendBodyToJoint(pid, pin.Inertia(float(m), np.asarray(c, float), np.asarray(I, float)),
+                                        pin.SE3(R0, origin))
+                if len(children.get(link.name, [])):
+                    raise ValueError("oracle: welded links may not carry children")
+                continue
             jid = model.addJoint(pid, _joint_model(j), pin.SE3(R0, origin), j.name)
             ids[j.name] = jid
             if isinstance(link, Beam) and link.flexible:
