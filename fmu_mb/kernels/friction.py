@@ -93,6 +93,47 @@ def joint_load(load_kind, geom, k, revolute, a0, a1, a2, fM, fF, b):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _norm_perp(x, y, z, a0, a1, a2):
+    """(|x − (x·a)a|, unit vector of that component, x·a)."""
+    p = x * a0 + y * a1 + z * a2
+    px, py, pz = x - p * a0, y - p * a1, z - p * a2
+    n = math.sqrt(px * px + py * py + pz * pz)
+    if n > 0.0:
+        return n, px / n, py / n, pz / n, p
+    return 0.0, 0.0, 0.0, 0.0, p
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def load_and_gradient(load_kind, geom, k, revolute, a0, a1, a2, W, i, dL, j):
+    """Equivalent normal load L of coordinate k from the wrench W[i] = (moment, force)
+    in its joint frame, and ∂L/∂W into the row dL[j] (6,). Same law as
+    :func:`joint_load`; where a norm is zero its gradient is taken as zero."""
+    fr, ux, uy, uz, fm = _norm_perp(W[i, 3], W[i, 4], W[i, 5], a0, a1, a2)
+    for r in range(6):
+        dL[j, r] = 0.0
+    if load_kind == LOAD_JOURNAL:
+        c = geom[k, 0] if revolute else 1.0
+        dL[j, 3], dL[j, 4], dL[j, 5] = c * ux, c * uy, c * uz
+        return c * fr
+    tr, vx, vy, vz, tm = _norm_perp(W[i, 0], W[i, 1], W[i, 2], a0, a1, a2)
+    if revolute:
+        Rn, Rp, Rb = geom[k, 0], geom[k, 1], geom[k, 2]
+        sm = 1.0 if fm > 0.0 else (-1.0 if fm < 0.0 else 0.0)
+        dL[j, 0], dL[j, 1], dL[j, 2] = Rp / Rb * vx, Rp / Rb * vy, Rp / Rb * vz
+        dL[j, 3] = Rp * ux + Rn * sm * a0
+        dL[j, 4] = Rp * uy + Rn * sm * a1
+        dL[j, 5] = Rp * uz + Rn * sm * a2
+        return Rp * (tr / Rb + fr) + Rn * abs(fm)
+    Rn, Rb = geom[k, 0], geom[k, 2]
+    st = 1.0 if tm > 0.0 else (-1.0 if tm < 0.0 else 0.0)
+    dL[j, 0] = vx / Rb + st * a0 / Rn
+    dL[j, 1] = vy / Rb + st * a1 / Rn
+    dL[j, 2] = vz / Rb + st * a2 / Rn
+    dL[j, 3], dL[j, 4], dL[j, 5] = ux, uy, uz
+    return tr / Rb + fr + abs(tm) / Rn
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def normal_loads(m, d):
     """d.fric_load from the current reaction wrenches d.fM/fF."""
     nv, code, kind, geom, dof_body, jtype, ax = (m.nv, m.dof_fric_law, m.dof_fric_load, m.dof_fric_geom,

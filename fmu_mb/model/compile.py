@@ -140,11 +140,11 @@ def _joint_chain(b: _Builder, joint, parent_body, R0, p0, mass_props):
     raise AssertionError(kind)
 
 
-def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int = 50) -> CompiledMechanism:
+def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int = 30) -> CompiledMechanism:
     """Validate ``mech`` and compile it into flat arrays.
 
     fric_tol: (absolute N·m or N, relative) tolerance of the friction ↔ reaction
-    fixed point; fric_maxit: iteration cap (see :mod:`fmu_mb.kernels.dynamics`).
+    loop; fric_maxit: its Newton iteration cap (see :mod:`fmu_mb.kernels.dynamics`).
     """
     mech.validate()
     b = _Builder()
@@ -287,6 +287,7 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         sup_anchor=np.zeros((len(sup_body), 3)),
         sup_k=np.array(sup_k, float).reshape(-1, 3), sup_d=np.array(sup_d, float).reshape(-1, 3),
         dof_fric_law=law, dof_fric_load=load, dof_fric_par=par, dof_fric_geom=geom, dof_fric_z=zidx,
+        fric_dofs=np.flatnonzero(law).astype(np.int64),
         fric_tol=np.array(fric_tol, float), fric_maxit=i64([fric_maxit]),
         gravity=np.asarray(mech.gravity, float).copy(),
     )

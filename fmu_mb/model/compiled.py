@@ -66,6 +66,7 @@ MODEL_FIELDS = (
     "dof_fric_par",   # (nv, 8)       law parameters (see kernels.friction)
     "dof_fric_geom",  # (nv, 3)       journal: (d/2, 0, 0); pin: (R_n, R_p, R_b)
     "dof_fric_z",     # (nv,) int64   index of the bristle state in z, -1 if none
+    "fric_dofs",      # (nf,) int64   coordinates with friction
     "fric_tol",     # (2,)           fixed-point tolerance (absolute N·m, relative)
     "fric_maxit",   # (1,) int64     fixed-point iteration cap
     "gravity",      # (3,)           world gravity, m/s²
@@ -84,7 +85,8 @@ DATA_FIELDS = (
     "M",                 # (nv, nv) joint-space mass matrix
     "tau", "qdd", "tau_pas", "tau_fric", "fric_load", "fric_coef", "fric_visc",
     "tau_drive", "zdot",
-    "fric_iters", "fric_resid", "fric_fail",  # last fixed-point: iterations, residual; count of capped solves
+    "fric_iters", "fric_resid", "fric_fail",  # last loop solve: Newton iterations, residual; count of failed solves
+    "fric_W0", "fric_S", "fric_dL", "fric_J", "fric_r", "fric_tf", "fric_dt",  # friction-loop Newton work arrays
     "power",             # (2,) dissipated power, input power
     "xs", "k1", "k2", "k3", "k4",  # integrator stage storage (nx,)
     "f6", "t6",          # (6,) scratch
@@ -192,6 +194,7 @@ class Data(namedtuple("DataFields", DATA_FIELDS)):
 def make_data(model: Model) -> Data:
     """Allocate the per-instance work arrays for ``model``."""
     nb, nv, nz, nx = model.nbody, model.nv, model.nz, model.nx
+    nf = model.fric_dofs.shape[0]
     z = np.zeros
     return Data(
         oR=np.tile(np.eye(3), (nb, 1, 1)), op=z((nb, 3)),
@@ -205,6 +208,8 @@ def make_data(model: Model) -> Data:
         tau=z(nv), qdd=z(nv), tau_pas=z(nv), tau_fric=z(nv), fric_load=z(nv),
         fric_coef=z(nv), fric_visc=z(nv), tau_drive=z(nv), zdot=z(nz),
         fric_iters=np.zeros(1, np.int64), fric_resid=z(1), fric_fail=np.zeros(1, np.int64),
+        fric_W0=z((nf, 6)), fric_S=z((nf, 6, nf)), fric_dL=z((nf, 6)), fric_J=z((nf, nf)), fric_r=z(nf),
+        fric_tf=z(nf), fric_dt=z(nf),
         power=z(2),
         xs=z(nx), k1=z(nx), k2=z(nx), k3=z(nx), k4=z(nx),
         f6=z(6), t6=z(6), r33=z((3, 3)), m66=z((6, 6)),
