@@ -7,6 +7,7 @@ or anything on sys.path.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import sys
@@ -31,7 +32,17 @@ def load(name: str) -> ModuleType:
     path = models_dir() / f"{name}.py"
     if not path.is_file():
         raise KeyError(f"no model named {name!r} in {models_dir()} (available: {', '.join(available()) or 'none'})")
-    modname = f"fmu_mb_models.{name}"
+    return load_file(path, name)
+
+
+def load_file(path, name: str) -> ModuleType:
+    """Import the model file at ``path`` as model ``name`` (used inside FMUs). The module
+    name carries a digest of the file's bytes, so two different files of the same model
+    (two FMU versions in one process) never shadow each other."""
+    path = Path(path)
+    if not path.is_file():
+        raise KeyError(f"model file {path} not found")
+    modname = f"fmu_mb_models.{name}_{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
     if modname in sys.modules:
         return sys.modules[modname]
     spec = importlib.util.spec_from_file_location(modname, path)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from fmu_mb.model import Body, CoulombViscous, Friction, Joint, Mechanism, PinBearing, Point, Stribeck
+from fmu_mb.model.options import Choice
 
 #: joint placements r_l^(0, l̄) in the parent frame, m (Table 2, "initial linear position");
 #: r_1 is not listed: joint 1 sits at the inertial origin.
@@ -43,6 +44,13 @@ R_P = 0.010     # pin radius, m (chosen)
 R_B = 0.040     # bending reaction arm = bearing span, m (chosen)
 R_N = 0.015     # friction arm of the axial (thrust) face, m (chosen)
 V_EPS = 1e-3    # regularisation velocity of sgn(q̇), rad/s (chosen: reached 5 ms after the start)
+
+
+#: FMU parameters (fmu_mb.model.options) and defaults of the generated FMU
+OPTIONS = {"friction": Choice(("none", "coulomb_viscous", "stribeck"), "none",
+                              "joint friction law of paper 002: Coulomb-viscous eq. 42 or Stribeck eq. 52, "
+                              "normal load eq. 47")}
+FMU = {"step_size": 1e-3, "stop_time": 10.0}
 
 
 def friction_law(kind: str):

@@ -1,0 +1,212 @@
+"""The FMU interface table of a mechanism: every variable, in value-reference order.
+
+One table drives both the runtime slave (what each value reference reads or
+writes) and the generated modelDescription.xml, so the two cannot disagree.
+Order (= value references, stable between builds of the same model):
+
+1. parameters — model options (``model.<option>``), ``solver.*``, ``gravity[1..3]``,
+   ``init.static``, initial joint coordinates ``<joint>.q_start`` / ``qd_start``;
+2. inputs — driving torques/forces ``<joint>.tau_drive`` of actuated joints;
+3. outputs — ``<joint>.q``, ``<joint>.qd`` (every joint, the free base's six
+   coordinates included), reactions ``<joint>.F[1..3]``, ``<joint>.M[1..3]`` (joint
+   frame), ``<joint>.F_normal``, ``<joint>.friction_load``, ``<joint>.tau_friction``,
+   ``support[k].F[1..3]``, ``<point>.r[1..3]``, ``<beam>.deflection[1..3]``,
+   ``energy.*``, ``solver.friction_iterations``, ``solver.friction_failures``.
+
+Multi-coordinate joints use structured array names (``base.q[1]`` … ``base.q[6]``),
+with the coordinate's name (x, y, z, ψ, θ, φ) in the description.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from ..model import options as opt
+from ..model.compile import CompiledMechanism
+from ..model.compiled import REVOLUTE
+from .units import DISPLAY, coordinate_units, force_unit
+
+GREEK = {"psi": "ψ", "theta": "θ", "phi": "φ"}
+
+
+@dataclass
+class Var:
+    name: str
+    type: str                      # "Real" | "Integer" | "Boolean"
+    causality: str                 # "parameter" | "input" | "output"
+    variability: str               # "fixed" | "continuous" | "discrete"
+    description: str
+    source: tuple                  # what the runtime reads/writes, see slave.MechanismSlave
+    start: object = None
+    unit: str | None = None
+    min: float | None = None
+    max: float | None = None
+    depends: tuple = ()            # names of the inputs an output depends on directly (feedthrough)
+
+    @property
+    def initial(self) -> str | None:
+        if self.causality == "parameter":
+            return "exact"
+        if self.causality == "output":
+            return "calculated"
+        return None
+
+    @property
+    def display_unit(self) -> str | None:
+        return DISPLAY.get(self.unit) if self.unit else None
+
+
+@dataclass
+class Interface:
+    model: str
+    vars: list = field(default_factory=list)
+
+    def add(self, v: Var) -> Var:
+        self.vars.append(v)
+        return v
+
+    def by_name(self) -> dict:
+        return {v.name: i for i, v in enumerate(self.vars)}
+
+    def of(self, causality: str) -> list:
+        return [i for i, v in enumerate(self.vars) if v.causality == causality]
+
+    def digest(self) -> str:
+        """Hash of names, types and causalities: identifies the interface in saved states."""
+        h = hashlib.sha256(self.model.encode())
+        for v in self.vars:
+            h.update(f"{v.name}|{v.type}|{v.causality}\n".encode())
+        return h.hexdigest()
+
+
+def _coord_kind(cm: CompiledMechanism, dof: int) -> str:
+    return "rad" if cm.model.body_jtype[cm.model.dof_body[dof]] == REVOLUTE else "m"
+
+
+def _suffix(n: int, k: int) -> str:
+    return "" if n == 1 else f"[{k + 1}]"
+
+
+def _coord_label(j, k) -> str:
+    c = j.coordinate_names[k].split(".")[-1]
+    return GREEK.get(c, c)
+
+
+def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: float = 1e-3,
+                    static_start: bool = False) -> Interface:
+    """The interface of ``models/<model_name>.py`` (its module and its default compilation)."""
+    itf = Interface(model_name)
+    options = getattr(module, "OPTIONS", {})
+    # ------------------------------------------------------------------ parameters
+    for name, o in options.items():
+        if isinstance(o, opt.Choice):
+            itf.add(Var(f"model.{name}", "Integer", "parameter", "fixed",
+                        f"{o.description} (" + ", ".join(f"{i} = {v}" for i, v in enumerate(o.values)) + ")",
+                        ("option", name), start=o.values.index(o.default), min=0, max=len(o.values) - 1))
+        elif isinstance(o, opt.Flag):
+            itf.add(Var(f"model.{name}", "Boolean", "parameter", "fixed", o.description, ("option", name),
+                        start=bool(o.default)))
+        elif isinstance(o, opt.Count):
+            itf.add(Var(f"model.{name}", "Integer", "parameter", "fixed", o.description, ("option", name),
+                        start=int(o.default), min=o.min, max=o.max))
+        elif isinstance(o, opt.Value):
+            itf.add(Var(f"model.{name}", "Real", "parameter", "fixed", o.description, ("option", name),
+                        start=float(o.default), unit=o.unit or None, min=o.min, max=o.max))
+        else:
+            raise TypeError(f"models/{model_name}.py: option {name!r} must be Choice, Flag, Count or Value")
+    itf.add(Var("solver.step_size", "Real", "parameter", "fixed",
+                "internal fixed step of the RK4 integrator; communication steps of any length are integrated "
+                "with it, the remainder of a step that is not a multiple of it by one shorter RK4 step",
+                ("solver", "step_size"), start=float(step_size), unit="s", min=1e-9, max=1.0))
+    itf.add(Var("solver.integrator", "Integer", "parameter", "fixed",
+                "integration scheme (0 = classical 4th-order Runge-Kutta, fixed step, as in the papers)",
+                ("solver", "integrator"), start=0, min=0, max=0))
+    itf.add(Var("solver.max_steps_per_call", "Integer", "parameter", "fixed",
+                "largest number of internal steps one fmi2DoStep may take; longer communication steps are "
+                "refused with fmi2Error instead of blocking the host", ("solver", "max_steps_per_call"),
+                start=1_000_000, min=1, max=2_000_000_000))
+    for k, axis in enumerate("xyz"):
+        itf.add(Var(f"gravity[{k + 1}]", "Real", "parameter", "fixed", f"gravitational acceleration, world {axis}",
+                    ("gravity", k), start=float(cm.model.gravity[k]), unit="m/s2", min=-1e3, max=1e3))
+    itf.add(Var("init.static", "Boolean", "parameter", "fixed",
+                "start from static equilibrium: solve the elastic coordinates (flexible base, RFEM sdes, joint "
+                "springs) for gravity with the joint coordinates held at their start values (papers 000, 001)",
+                ("init", "static"), start=bool(static_start)))
+    for j in cm.joints:
+        for k in range(j.ndof):
+            d = j.dofadr + k
+            pu, vu, _ = coordinate_units(_coord_kind(cm, d))
+            lab = _coord_label(j, k)
+            itf.add(Var(f"{j.name}.q_start{_suffix(j.ndof, k)}", "Real", "parameter", "fixed",
+                        f"initial {lab} of joint {j.name}", ("q_start", d), start=float(cm.q0[d]), unit=pu))
+            itf.add(Var(f"{j.name}.qd_start{_suffix(j.ndof, k)}", "Real", "parameter", "fixed",
+                        f"initial rate of {lab} of joint {j.name}", ("qd_start", d), start=float(cm.qd0[d]),
+                        unit=vu))
+    # ------------------------------------------------------------------ inputs
+    for j in cm.joints:
+        if not j.actuated:
+            continue
+        for k in range(j.ndof):
+            d = j.dofadr + k
+            itf.add(Var(f"{j.name}.tau_drive{_suffix(j.ndof, k)}", "Real", "input", "continuous",
+                        f"driving {'torque' if _coord_kind(cm, d) == 'rad' else 'force'} on {_coord_label(j, k)} of "
+                        f"joint {j.name} (held constant over each communication step)",
+                        ("tau_drive", d), start=0.0, unit=force_unit(_coord_kind(cm, d))))
+    # ------------------------------------------------------------------ outputs
+    for j in cm.joints:
+        for k in range(j.ndof):
+            d = j.dofadr + k
+            pu, vu, _ = coordinate_units(_coord_kind(cm, d))
+            lab = _coord_label(j, k)
+            itf.add(Var(f"{j.name}.q{_suffix(j.ndof, k)}", "Real", "output", "continuous",
+                        f"{lab} of joint {j.name}", ("q", d), unit=pu))
+            itf.add(Var(f"{j.name}.qd{_suffix(j.ndof, k)}", "Real", "output", "continuous",
+                        f"rate of {lab} of joint {j.name}", ("qd", d), unit=vu))
+    for j in cm.joints:
+        if j.kind == "free":
+            continue
+        for k in range(3):
+            itf.add(Var(f"{j.name}.F[{k + 1}]", "Real", "output", "continuous",
+                        f"reaction force of joint {j.name} on its child, joint-frame {'xyz'[k]}", ("F", j.body, k),
+                        unit="N"))
+        for k in range(3):
+            itf.add(Var(f"{j.name}.M[{k + 1}]", "Real", "output", "continuous",
+                        f"reaction moment of joint {j.name} on its child about the joint origin, joint-frame "
+                        f"{'xyz'[k]}", ("M", j.body, k), unit="N.m"))
+    for j in cm.joints:
+        if j.kind not in ("revolute", "prismatic"):
+            continue
+        kind = _coord_kind(cm, j.dofadr)
+        itf.add(Var(f"{j.name}.F_normal", "Real", "output", "continuous",
+                    f"normal (radial) reaction force of joint {j.name}: the reaction component perpendicular to "
+                    "its axis (paper 000 eq. 21)", ("F_normal", j.body), unit="N"))
+        itf.add(Var(f"{j.name}.friction_load", "Real", "output", "continuous",
+                    f"equivalent normal load L of joint {j.name} that its friction coefficient multiplies "
+                    "(journal: f_n·d/2; pin bearing: paper 002 eq. 47); 0 without friction",
+                    ("friction_load", j.dofadr), unit=force_unit(kind)))
+        itf.add(Var(f"{j.name}.tau_friction", "Real", "output", "continuous",
+                    f"friction {'torque' if kind == 'rad' else 'force'} of joint {j.name}, opposing its motion "
+                    "(applied as −tau_friction)", ("tau_friction", j.dofadr), unit=force_unit(kind)))
+    for s in range(cm.model.sup_body.shape[0]):
+        for k in range(3):
+            itf.add(Var(f"support[{s + 1}].F[{k + 1}]", "Real", "output", "continuous",
+                        f"force of support {s + 1} on the base, world {'xyz'[k]}", ("support", s, k), unit="N"))
+    for name in cm.points:
+        for k in range(3):
+            itf.add(Var(f"{name}.r[{k + 1}]", "Real", "output", "continuous",
+                        f"position of point {name}, world {'xyz'[k]}", ("point", name, k), unit="m"))
+    for beam in (ln for ln in cm.mechanism.links if type(ln).__name__ == "Beam"):
+        for k in range(3):
+            itf.add(Var(f"{beam.name}.deflection[{k + 1}]", "Real", "output", "continuous",
+                        f"tip deflection of link {beam.name} from its undeformed shape, link-root frame "
+                        f"{'xyz'[k]} (0 when rigid)", ("deflection", beam.name, k), unit="m"))
+    for key, what in (("kinetic", "kinetic energy"), ("potential", "potential energy (gravity and springs)"),
+                      ("dissipated", "energy dissipated by dampers and friction since the start"),
+                      ("work_in", "work done by the driving inputs since the start")):
+        itf.add(Var(f"energy.{key}", "Real", "output", "continuous", what, ("energy", key), unit="J"))
+    itf.add(Var("solver.friction_iterations", "Integer", "output", "discrete",
+                "Newton iterations of the last friction/reaction loop solve", ("solver", "friction_iterations")))
+    itf.add(Var("solver.friction_failures", "Integer", "output", "discrete",
+                "friction/reaction loop solves that did not converge since initialization (self-locking joints)",
+                ("solver", "friction_failures")))
+    return itf
