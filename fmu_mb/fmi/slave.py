@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import registry
-from ..kernels import energy as _energy
-from ..kernels import forces as _forces
+from ..kernels import outputs as K
 from ..model import options as opt
 from ..model.compile import compile_mechanism
 from ..simulator import SimulationError, Simulator
@@ -120,23 +119,50 @@ class MechanismSlave(TableSlave):
                 return False
         sim = Simulator(cm, step_size=s[("solver", "step_size")])
         sim.set_state(q=q0, qd=qd0, t=self._t)
+        sim.tau_drive[self._input_dofs] = self._values[self._inputs]     # initial outputs see the inputs set so far
         self._sim = sim
         self._max_steps = int(s[("solver", "max_steps_per_call")])
         self._prepare_outputs()
         return True
 
     def _prepare_outputs(self) -> None:
+        """The output spec table of kernels.outputs.gather_outputs (one row per output)."""
         sim, vars_ = self._sim, self._itf.vars
-        groups = {}
+        beams = {b.name: b for b in sim.cm.beams}
+        codes = {"q": K.Q, "qd": K.QD, "F": K.F, "M": K.M, "F_normal": K.FN, "friction_load": K.FL,
+                 "tau_friction": K.TF, "support": K.SUP, "point": K.PT, "deflection": K.DEF}
+        energy = {"kinetic": K.EK, "potential": K.EP, "dissipated": K.ED, "work_in": K.EW}
+        rows = []
         for i in self._itf.of("output"):
             kind, *args = vars_[i].source
-            groups.setdefault(kind, []).append((i, *args))
-        self._out = {k: [np.array(c) if np.asarray(c).dtype.kind in "iu" else list(c) for c in zip(*v)]
-                     for k, v in groups.items()}
-        self._sup = np.zeros((sim.model.sup_body.shape[0], 3))
-        self._energy = np.zeros(3)
-        self._beams = {b.name: b for b in sim.cm.beams}
-        self._fails0 = sim.friction_failures
+            f = (0.0, 0.0, 0.0)
+            if kind in ("q", "qd", "friction_load", "tau_friction", "F_normal"):
+                code, a, b = codes[kind], args[0], 0
+            elif kind in ("F", "M", "support"):
+                code, a, b = codes[kind], args[0], args[1]
+            elif kind == "point":
+                body, pos = sim.cm.points[args[0]]
+                code, a, b, f = K.PT, body, args[1], tuple(pos)
+            elif kind == "deflection":
+                info = beams.get(args[0])
+                if info is None:                                  # the link is rigid with these options
+                    code, a, b = K.DEF, -1, args[1]
+                else:
+                    code, a, b = K.DEF, info.rfe_bodies[0], args[1]
+                    f = (info.rfe_bodies[-1], info.length - info.rfe_start[-1], info.length)
+            elif kind == "energy":
+                code, a, b = energy[args[0]], 0, 0
+            else:
+                code, a, b = (K.IT, 0, 0) if args[0] == "friction_iterations" else (K.FF, 0, 0)
+            rows.append((i, code, a, b, f))
+        self._spec_vr = np.array([r[0] for r in rows], dtype=np.int64)
+        self._spec_kind = np.array([r[1] for r in rows], dtype=np.int64)
+        self._spec_a = np.array([r[2] for r in rows], dtype=np.int64)
+        self._spec_b = np.array([r[3] for r in rows], dtype=np.int64)
+        self._spec_f = np.array([r[4] for r in rows], dtype=float).reshape(-1, 3)
+        self._ff_rows = np.flatnonzero(self._spec_kind == K.FF)
+        self._spec_b[self._ff_rows] = sim.friction_failures
+        self._xdot = np.zeros(sim.model.nx)
 
     # ------------------------------------------------------------------ runtime
     def _advance(self, t, h) -> bool:
@@ -162,58 +188,15 @@ class MechanismSlave(TableSlave):
         return True
 
     def _refresh(self) -> None:
-        """Evaluate the pipeline at the current state and copy every output into self._values."""
-        sim, vals, out = self._sim, self._values, self._out
-        sim.evaluate()
-        d, m, x, nv = sim.data, sim.model, sim.x, sim.nv
-        if "q" in out:
-            idx, dof = out["q"]
-            vals[idx] = x[dof]
-        if "qd" in out:
-            idx, dof = out["qd"]
-            vals[idx] = x[nv + dof]
-        for key, arr in (("F", d.fF), ("M", d.fM)):
-            if key in out:
-                idx, body, comp = out[key]
-                vals[idx] = arr[body, comp]
-        if "F_normal" in out:
-            idx, body = out["F_normal"]
-            F, a = d.fF[body], m.body_axis[body]
-            vals[idx] = np.linalg.norm(F - np.sum(F * a, axis=1)[:, None] * a, axis=1)
-        for key, arr in (("friction_load", d.fric_load), ("tau_friction", d.tau_fric)):
-            if key in out:
-                idx, dof = out[key]
-                vals[idx] = arr[dof]
-        if "support" in out:
-            _forces.support_forces(sim._m, sim._d, self._sup)
-            idx, s, k = out["support"]
-            vals[idx] = self._sup[s, k]
-        if "point" in out:
-            for i, name, k in zip(*out["point"]):
-                b, pos = sim.cm.points[name]
-                vals[i] = d.op[b, k] + d.oR[b, k] @ pos
-        if "deflection" in out:
-            for i, name, k in zip(*out["deflection"]):
-                info = self._beams.get(name)
-                if info is None:                        # the link is rigid with these options
-                    vals[i] = 0.0
-                    continue
-                b0, bl = info.rfe_bodies[0], info.rfe_bodies[-1]
-                tip = d.op[bl] + d.oR[bl] @ np.array([info.length - info.rfe_start[-1], 0.0, 0.0])
-                vals[i] = (d.oR[b0].T @ (tip - d.op[b0]))[k] - (info.length if k == 0 else 0.0)
-        if "energy" in out:
-            _energy.energies(sim._m, sim._d, sim.q, sim.qd, self._energy)
-            e = {"kinetic": self._energy[0], "potential": self._energy[1] + self._energy[2],
-                 "dissipated": x[-2], "work_in": x[-1]}
-            for i, key in zip(*out["energy"]):
-                vals[i] = e[key]
-        if "solver" in out:
-            s = {"friction_iterations": d.fric_iters[0], "friction_failures": sim.friction_failures - self._fails0}
-            for i, key in zip(*out["solver"]):
-                vals[i] = s[key]
+        """Evaluate the pipeline at the current state and copy every output into self._values
+        (one jitted call, kernels.outputs.gather_outputs)."""
+        sim = self._sim
+        K.gather_outputs(sim._m, sim._d, sim.x, sim.tau_drive, self._xdot, self._spec_vr, self._spec_kind,
+                         self._spec_a, self._spec_b, self._spec_f, self._values)
 
     def _state(self):
-        return self._sim.x.copy(), self._sim.friction_failures - self._fails0
+        fails = self._sim.friction_failures - (self._spec_b[self._ff_rows[0]] if self._ff_rows.size else 0)
+        return self._sim.x.copy(), int(fails)
 
     def _restore(self, x, counter) -> bool:
         if x.size != self._sim.x.size:
@@ -221,5 +204,5 @@ class MechanismSlave(TableSlave):
             return False
         self._sim.x[:] = x
         self._sim.t = self._t
-        self._fails0 = self._sim.friction_failures - counter
+        self._spec_b[self._ff_rows] = self._sim.friction_failures - counter
         return True

@@ -79,6 +79,8 @@ class TableSlave(Fmi2Slave):
             self._values = np.array([float(v.start) if v.start is not None else 0.0 for v in vars_])
             self._types = [v.type for v in vars_]
             self._caus = [v.causality for v in vars_]
+            self._type_code = np.array([("Real", "Integer", "Boolean").index(t) for t in self._types], dtype=np.int64)
+            self._is_output = np.array([c == "output" for c in self._caus])
             for v in vars_:
                 self.register_variable(_VAR_CLASS[v.type](
                     v.name, causality=Fmi2Causality[v.causality], variability=Fmi2Variability[v.variability],
@@ -90,6 +92,7 @@ class TableSlave(Fmi2Slave):
             self._broken = f"cannot set up '{self.modelName}': {type(exc).__name__}: {exc}"
             self._values = np.zeros(0)
             self._types, self._caus = [], []
+            self._type_code, self._is_output = np.zeros(0, np.int64), np.zeros(0, bool)
             self.log(self._broken, Fmi2Status.error)
 
     # ------------------------------------------------------------------ to implement
@@ -204,24 +207,27 @@ class TableSlave(Fmi2Slave):
 
     # ------------------------------------------------------------------ variable access
     def _check_vrs(self, vrs, vtype, what) -> bool:
+        """vrs (int64 array) exist and are of type vtype; else log which one is not."""
         n = len(self._types)
-        for vr in vrs:
-            if not (0 <= vr < n):
-                self._error(f"{what}: unknown value reference {vr}")
-                return False
-            if self._types[vr] != vtype:
-                self._error(f"{what}: value reference {vr} ('{self._itf.vars[vr].name}') is {self._types[vr]}, "
-                            f"not {vtype}")
-                return False
+        bad = (vrs < 0) | (vrs >= n)
+        if bad.any():
+            self._error(f"{what}: unknown value reference {int(vrs[bad.argmax()])}")
+            return False
+        wrong = self._type_code[vrs] != ("Real", "Integer", "Boolean").index(vtype)
+        if wrong.any():
+            vr = int(vrs[wrong.argmax()])
+            self._error(f"{what}: value reference {vr} ('{self._itf.vars[vr].name}') is {self._types[vr]}, "
+                        f"not {vtype}")
+            return False
         return True
 
     def _read(self, vrs, vtype, what):
         if not self._usable(what):
             return None
-        vrs = list(vrs)
+        vrs = np.fromiter(vrs, dtype=np.int64)
         if not self._check_vrs(vrs, vtype, what):
             return None
-        if any(self._caus[vr] == "output" for vr in vrs):
+        if self._is_output[vrs].any():
             if self._phase == INITIALIZATION:
                 self._ensure_built()      # outputs in initialization mode follow the current parameters
             elif self.FEEDTHROUGH and self._ready:
@@ -231,10 +237,10 @@ class TableSlave(Fmi2Slave):
     def _write(self, vrs, values, vtype, what):
         if not self._usable(what):
             return
-        vrs = list(vrs)
+        vrs = np.fromiter(vrs, dtype=np.int64)
         if not self._check_vrs(vrs, vtype, what):
             return
-        for vr, value in zip(vrs, values):
+        for vr, value in zip(vrs.tolist(), values):
             v = self._itf.vars[vr]
             if v.causality == "output":
                 self._error(f"{what}: '{v.name}' is an output and cannot be set")

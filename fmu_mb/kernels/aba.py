@@ -19,7 +19,7 @@ from .rnea import body_acceleration
 from .spatial import add_inertia_to_parent, force_to_parent, spatial_inertia, velocity_product
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def aba_inertias(m, d):
     """Articulated inertias: d.IA (before the joint projection), d.Ia (after), U, D.
 
@@ -52,7 +52,7 @@ def aba_inertias(m, d):
             add_inertia_to_parent(lR, lp, i, Ia, p, IA, S, Y)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def aba_accelerations(m, d, tau, with_external):
     """d.qdd for generalized forces ``tau`` (after aba_inertias), body accelerations
     d.aw/al (ground at −g) and joint reaction wrenches d.fM/fF.

@@ -53,7 +53,7 @@ from .kinematics import forward_kinematics
 from .rnea import rnea
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _residual(m, d, t):
     """r = t − coef∘L(W₀ + S t) − visc into d.fric_r; loads into d.fric_load and their
     gradients ∂L/∂W into d.fric_dL. Returns max |r|."""
@@ -79,7 +79,7 @@ def _residual(m, d, t):
     return err
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _solve_small(A, b, n):
     """Solve A x = b in place (x into b) by Gaussian elimination with partial pivoting;
     False if A is singular."""
@@ -107,7 +107,7 @@ def _solve_small(A, b, n):
     return True
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _newton(m, d):
     """Solve r(τ_f) = 0 for the friction torques d.fric_tf (after W₀ and S are known)."""
     fdofs, tol_abs, tol_rel, maxit = m.fric_dofs, m.fric_tol[0], m.fric_tol[1], m.fric_maxit[0]
@@ -161,7 +161,7 @@ def _newton(m, d):
     resid[0] = err
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def solve_with_friction(m, d):
     """q̈, reactions and τ_f for the current d.tau_drive/tau_pas (after aba_inertias
     and friction_laws); see the module docstring. The articulated-body passes share

@@ -16,7 +16,7 @@ from numba import njit
 from .kinematics import point_position, point_velocity
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def support_force(sup_body, sup_point, sup_anchor, sup_k, sup_d, oR, op, w, vl, s):
     """World-frame force (N) of exact support s, and the attachment point velocity."""
     b = sup_body[s]
@@ -29,7 +29,7 @@ def support_force(sup_body, sup_point, sup_anchor, sup_k, sup_d, oR, op, w, vl, 
     return fx, fy, fz, vx, vy, vz
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def passive_forces(m, d, q, v):
     """Fill d.tau_pas, d.extM/extF; return the power dissipated by the dampers (W).
 

@@ -29,7 +29,7 @@ def reg_sign(v, eps):
     return v / math.sqrt(v * v + eps * eps)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def law(code, par, k, v, z):
     """(coef, visc, zdot) of coordinate k (parameters par[k]) for velocity v, bristle state z."""
     if code == LAW_COULOMB_VISCOUS:
@@ -52,7 +52,7 @@ def law(code, par, k, v, z):
     return 0.0, 0.0, 0.0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def friction_laws(m, d, v, z):
     """d.fric_coef, d.fric_visc, d.zdot for velocities v and bristle states z."""
     nv, code, zidx, par = m.nv, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par
@@ -70,7 +70,7 @@ def friction_laws(m, d, v, z):
             zdot[zi] = zd
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def joint_load(load_kind, geom, k, revolute, a0, a1, a2, fM, fF, b):
     """Equivalent normal load L of coordinate k from the reaction (fM[b], fF[b]) of its
     joint body b, in the joint frame (axis a).
@@ -103,7 +103,7 @@ def _norm_perp(x, y, z, a0, a1, a2):
     return 0.0, 0.0, 0.0, 0.0, p
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def load_and_gradient(load_kind, geom, k, revolute, a0, a1, a2, W, i, dL, j):
     """Equivalent normal load L of coordinate k from the wrench W[i] = (moment, force)
     in its joint frame, and ∂L/∂W into the row dL[j] (6,). Same law as
@@ -133,7 +133,7 @@ def load_and_gradient(load_kind, geom, k, revolute, a0, a1, a2, W, i, dL, j):
     return tr / Rb + fr + abs(tm) / Rn
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def normal_loads(m, d):
     """d.fric_load from the current reaction wrenches d.fM/fF."""
     nv, code, kind, geom, dof_body, jtype, ax = (m.nv, m.dof_fric_law, m.dof_fric_load, m.dof_fric_geom,

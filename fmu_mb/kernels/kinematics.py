@@ -32,7 +32,7 @@ def axis_rotation(a0, a1, a2, angle):
             a2 * a0 * t - a1 * s, a2 * a1 * t + a0 * s, c + a2 * a2 * t)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def forward_kinematics(m, d, q, v):
     """Fill placements (lR, lp, oR, op), velocities (w, vl) and the
     velocity-product accelerations c = v_i × S_i q̇_i (cw, cl) of all bodies."""

@@ -78,7 +78,7 @@ def motion_to_child(lR, lp, i, wx, wy, wz, vx, vy, vz):
             lR[i, 0, 2] * tx + lR[i, 1, 2] * ty + lR[i, 2, 2] * tz)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def spatial_inertia(mass, com, Ic, i, out):
     """out[i] = 6×6 spatial inertia of body i about its origin, (angular, linear) order."""
     m = mass[i]
@@ -103,7 +103,7 @@ def spatial_inertia(mass, com, Ic, i, out):
             out[i, r + 3, k] = out[i, k, r + 3]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def add_inertia_to_parent(lR, lp, i, Ia, p, IA, S, Y):
     """IA[p] += Xᵀ·Ia[i]·X: the 6×6 (articulated) inertia of body i, placed at
     (lR[i], lp[i]) in its parent p, expressed about the parent origin.
