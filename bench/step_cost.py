@@ -78,7 +78,7 @@ class FmuMb:
         self.tau[:] = tau
 
     def run(self, n):
-        if not rk4_steps(self.m, self.d, self.x, self.tau, self.h, n):
+        if not rk4_steps(self.m, self.d, self.x, 0.0, self.tau, self.h, n):
             raise RuntimeError(f"{self.cm.name}: state became non-finite at h = {self.h} s")
 
     def q(self):

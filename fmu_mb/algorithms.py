@@ -21,6 +21,7 @@ from .kernels import energy as _energy
 from .kernels import forces as _forces
 from .kernels import kinematics as _kin
 from .kernels import rnea as _rnea
+from .kernels import system as _system
 from .model.compiled import Data, Model, check_pair
 
 
@@ -81,19 +82,20 @@ def state_vector(model: Model, q, v, z=None, e_diss: float = 0.0, w_in: float = 
     x[model.nv:2 * model.nv] = _vec("v", v, model.nv)
     if model.nz:
         x[2 * model.nv:2 * model.nv + model.nz] = 0.0 if z is None else _vec("z", z, model.nz)
-    x[-2] = e_diss
-    x[-1] = w_in
+    x[-3] = e_diss
+    x[-2] = w_in
     return x
 
 
-def forward_dynamics(model: Model, data: Data, x, tau_drive) -> np.ndarray:
-    """ẋ for state x under driving generalized forces ``tau_drive`` (nv,): the full pipeline
-    with supports, flexible-link springs, joint friction and its reaction loop."""
+def forward_dynamics(model: Model, data: Data, x, tau_drive, t: float = 0.0) -> np.ndarray:
+    """ẋ for state x at time t under driving generalized forces ``tau_drive`` (nv,): the full
+    pipeline with supports, flexible-link springs, joint friction and its reaction loop, and
+    the constraints (GPME or Lagrange form) if the model has any."""
     check_pair(model, data)
     x = _vec("x", x, model.nx)
     tau_drive = _vec("tau_drive", tau_drive, model.nv)
     xdot = np.empty(model.nx)
-    _dyn.state_derivative(model.struct, data.struct, x, tau_drive, xdot)
+    _system.derivative(model.struct, data.struct, x, float(t), tau_drive, xdot)
     return xdot
 
 

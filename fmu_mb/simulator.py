@@ -12,18 +12,25 @@ inputs are held constant over the call (zero-order hold).
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 
 from . import algorithms as alg
+from .kernels import constrained as _con
+from .kernels import constraints as _cons
 from .kernels import energy as _energy
 from .kernels import forces as _forces
 from .kernels import integrators as _int
 from .kernels import kinematics as _kin
-from .kernels.dynamics import state_derivative
+from .kernels.system import derivative
 from .model.compile import CompiledMechanism
 from .model.compiled import make_data
+from .model.constraints import COORD, ORI, VEL
+
+#: model arrays an instance may change (trajectory parameters, offsets, solver settings)
+_INSTANCE_ARRAYS = ("con_off", "seg_kind", "seg_time", "seg_par", "con_opt", "gravity")
 
 
 class SimulationError(RuntimeError):
@@ -36,12 +43,15 @@ class Simulator:
     step_size: internal fixed RK4 step h, s.
     """
 
-    def __init__(self, cm: CompiledMechanism, step_size: float = 1e-3):
+    def __init__(self, cm: CompiledMechanism, step_size: float = 1e-3, **solver):
         if not (isinstance(step_size, (int, float)) and math.isfinite(step_size) and step_size > 0):
             raise ValueError(f"step_size must be a finite number > 0 s (got {step_size!r})")
         self.cm = cm
-        self.model = cm.model
-        self.data = make_data(cm.model)
+        # private copies of the arrays an instance changes, so instances never share them
+        self.model = cm.model._replace(**{k: getattr(cm.model, k).copy() for k in _INSTANCE_ARRAYS})
+        self.trajectories = copy.deepcopy(cm.trajectories)
+        self.set_solver(**solver)
+        self.data = make_data(self.model)
         self._m, self._d = self.model.struct, self.data.struct
         self.h = float(step_size)
         m = self.model
@@ -51,6 +61,77 @@ class Simulator:
         self._xdot = np.zeros(m.nx)
         self._backup = np.zeros(m.nx)
         self._sup = np.zeros((m.sup_body.shape[0], 3))
+        self._obj_unique = np.ones(len(cm.constraints), np.int64)
+        self._body_unique = np.ones(m.nbody, np.int64)
+        self.anchor()
+
+    # ------------------------------------------------------------------ constraints setup
+    def set_solver(self, formulation=None, alpha=None, beta=None, projection=None) -> None:
+        """Override the mechanism's ConstraintSolver settings for this instance (None keeps)."""
+        o = self.model.con_opt
+        if formulation is not None:
+            if formulation not in ("gpme", "lagrange"):
+                raise ValueError(f"formulation must be 'gpme' or 'lagrange' (got {formulation!r})")
+            o[0] = 0.0 if formulation == "gpme" else 1.0
+        for i, (name, val) in ((1, ("alpha", alpha)), (2, ("beta", beta))):
+            if val is not None:
+                if not (isinstance(val, (int, float)) and math.isfinite(val) and 0 <= val <= 1e6):
+                    raise ValueError(f"{name} must be a finite number in [0, 1e6] 1/s (got {val!r})")
+                o[i] = float(val)
+        if projection is not None:
+            o[3] = float(bool(projection))
+
+    def anchor(self) -> None:
+        """Offsets of the 'relative' constraint rows so that they hold at the current state
+        and time (e.g. paper 001's lift starts from the static height z_s)."""
+        if self.model.nc:
+            _cons.anchor_offsets(self._m, self._d, self.q, self.qd, self.t)
+            self.data.cp_valid[0] = 0
+
+    def assemble(self, groups=("kinematic", "base", "nonholonomic"), velocities_only: bool = False) -> int:
+        """Make the current state consistent with the constraints of ``groups``: solve the
+        holonomic rows for the positions (unless velocities_only) and project the velocities
+        (kinetic-energy metric, kernels.constrained.project). Loop closures need this when
+        the given start values only approximately close the loops. Returns Newton iterations.
+        Raises RuntimeError if the positions do not converge."""
+        if not self.model.nc:
+            return 0
+        from .model.constraints import GROUPS
+        bad = [g for g in groups if g not in GROUPS]
+        if bad:
+            raise ValueError(f"unknown constraint groups {bad} (groups: {', '.join(GROUPS)})")
+        mask = np.array([int(g in groups) for g in GROUPS], dtype=np.int64)
+        x = self.x.copy()
+        if velocities_only:
+            tol = self.model.con_opt[4]
+            self.model.con_opt[4] = np.inf
+        try:
+            it = _con.project(self._m, self._d, x, self.t, mask)
+        finally:
+            if velocities_only:
+                self.model.con_opt[4] = tol
+        if it < 0 or not np.all(np.isfinite(x)):
+            raise RuntimeError(f"'{self.cm.name}': the constraints {list(groups)} could not be solved from the "
+                               f"given start configuration (max |Φ| = {self.data.con_stats[3]:.3e} after "
+                               "25 Newton iterations); start closer to a closed configuration")
+        self.x[:] = x
+        self.data.cp_valid[0] = 0
+        return it
+
+    def set_trajectory(self, name: str, **params) -> None:
+        """Change parameters of the trajectory ``name`` (see fmu_mb.trajectories); they act
+        from the current time on."""
+        for k, traj in enumerate(self.trajectories):
+            if traj.name == name:
+                traj.set(**params)
+                kind, time, par = traj.table()
+                f, n = int(self.model.traj_first[k]), int(self.model.traj_count[k])
+                self.model.seg_kind[f:f + n] = kind
+                self.model.seg_time[f:f + n] = time
+                self.model.seg_par[f:f + n] = par
+                return
+        raise KeyError(f"no trajectory named {name!r} (trajectories: "
+                       f"{', '.join(t.name for t in self.trajectories) or 'none'})")
 
     # ------------------------------------------------------------------ state
     @property
@@ -69,9 +150,10 @@ class Simulator:
     def z(self) -> np.ndarray:
         return self.x[2 * self.nv:2 * self.nv + self.model.nz]
 
-    def set_state(self, q=None, qd=None, z=None, t: float | None = None) -> None:
+    def set_state(self, q=None, qd=None, z=None, t: float | None = None, anchor: bool = True) -> None:
         """Set coordinates, rates and bristle states (None keeps the current value);
-        resets the energy counters."""
+        resets the energy counters; re-anchors relative constraints (``anchor``) and
+        chooses a new coordinate partition at the next evaluation."""
         m = self.model
         x = self.x.copy()
         if q is not None:
@@ -82,16 +164,20 @@ class Simulator:
             x[2 * m.nv:2 * m.nv + m.nz] = alg._vec("z", z, m.nz)
         if not np.all(np.isfinite(x)):
             raise ValueError("state contains NaN or inf")
-        x[-2:] = 0.0
+        x[-3:] = 0.0
         self.x[:] = x
         if t is not None:
             self.t = float(t)
+        self.data.cp_valid[0] = 0
+        if anchor:
+            self.anchor()
 
     def reset(self) -> None:
         """Back to the initial state of the description, t = 0, inputs zero."""
         self.x[:] = alg.state_vector(self.model, self.cm.q0, self.cm.qd0)
         self.t = 0.0
         self.tau_drive[:] = 0.0
+        self.anchor()
 
     # ------------------------------------------------------------------ inputs
     def set_drive(self, values) -> None:
@@ -116,14 +202,20 @@ class Simulator:
             n = int(math.floor(ratio))
         rem = dt - n * self.h
         self._backup[:] = self.x
-        ok = _int.rk4_steps(self._m, self._d, self.x, self.tau_drive, self.h, n)
+        part = self._partition()
+        ok = _int.rk4_steps(self._m, self._d, self.x, self.t, self.tau_drive, self.h, n)
         if ok and rem > 1e-9 * self.h:
-            _int.rk4_step(self._m, self._d, self.x, self.tau_drive, rem)
+            _int.rk4_step(self._m, self._d, self.x, self.t + n * self.h, self.tau_drive, rem)
             ok = bool(np.all(np.isfinite(self.x)))
         if not ok:
             self.x[:] = self._backup
+            self._restore_partition(part)
+            why = ""
+            if self.model.nc and self.data.con_stats[5] == 0.0:
+                why = (f" (the constraint matrix is singular: rank {int(self.data.con_stats[0])} at the "
+                       "failing configuration)")
             raise SimulationError(f"integration from t = {self.t:.6g} s over {dt:.6g} s produced a non-finite "
-                                  "state; the state before the step is kept")
+                                  f"state{why}; the state before the step is kept")
         self.t += dt
 
     def advance_to(self, t_end: float) -> None:
@@ -132,10 +224,126 @@ class Simulator:
 
     # ------------------------------------------------------------------ outputs
     def evaluate(self) -> np.ndarray:
-        """Run the pipeline at the current state: fills q̈, reactions and friction in ``data``;
+        """Run the pipeline at the current state: fills q̈, reactions, friction, λ in ``data``;
         returns ẋ."""
-        state_derivative(self._m, self._d, self.x, self.tau_drive, self._xdot)
+        derivative(self._m, self._d, self.x, self.t, self.tau_drive, self._xdot)
         return self._xdot
+
+    # ------------------------------------------------------------------ partition state
+    def _partition(self):
+        d = self.data
+        return (d.cp_rows.copy(), d.cp_cols.copy(), int(d.cp_rank[0]), int(d.cp_valid[0]),
+                float(d.con_stats[4]))
+
+    def _restore_partition(self, part) -> None:
+        d = self.data
+        d.cp_rows[:], d.cp_cols[:], d.cp_rank[0], d.cp_valid[0], d.con_stats[4] = part
+
+    def solver_state(self) -> np.ndarray:
+        """Everything besides x that the next steps depend on, as float64: the coordinate
+        partition and the relative-constraint offsets (saved in FMU states)."""
+        d, m = self.data, self.model
+        return np.concatenate([d.cp_rows, d.cp_cols, [d.cp_rank[0], d.cp_valid[0], d.con_stats[4]],
+                               m.con_off]).astype(float)
+
+    def set_solver_state(self, s) -> None:
+        d, m = self.data, self.model
+        s = np.asarray(s, float)
+        nc, nv = m.nc, m.nv
+        if s.shape != (2 * nc + nv + 3,):
+            raise ValueError(f"solver state must hold {2 * nc + nv + 3} values (got {s.size})")
+        rows, cols = s[:nc].astype(np.int64), s[nc:nc + nv].astype(np.int64)
+        if sorted(rows.tolist()) != list(range(nc)) or sorted(cols.tolist()) != list(range(nv)):
+            raise ValueError("solver state holds an invalid partition")
+        d.cp_rows[:], d.cp_cols[:] = rows, cols
+        d.cp_rank[0], d.cp_valid[0], d.con_stats[4] = int(s[nc + nv]), int(s[nc + nv + 1]), s[nc + nv + 2]
+        m.con_off[:] = s[nc + nv + 3:]
+
+    # ------------------------------------------------------------------ constraint outputs
+    @property
+    def lam(self) -> np.ndarray:
+        """Constraint multipliers λ (last evaluate): the constraint forces, M q̈ = Q − b + Cᵀλ."""
+        return self.data.lam
+
+    @property
+    def tau_required(self) -> np.ndarray:
+        """Generalized forces of the programmed constraints, Φ_p,qᵀ λ_p (nv,), last evaluate."""
+        return self.data.lam_req
+
+    def constraint_reaction(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(force, moment) constraint ``name`` exerts on its link (link_a), last evaluate: cut
+        joints about their frame J_a's origin in J_a's axes; other constraints about their
+        point in world axes. Coordinate constraints: (λ, 0) as generalized force."""
+        ci = self.cm.constraint(name)
+        d, m = self.data, self.model
+        F, Mo = np.zeros(3), np.zeros(3)
+        if all(m.con_kind[k] == COORD for k in ci.rows):
+            return np.array([d.lam[ci.rows[0]], 0.0, 0.0]), Mo
+        if ci.body >= 0:
+            R = d.oR[ci.body] @ ci.frame_R
+            P0 = d.op[ci.body] + d.oR[ci.body] @ ci.frame_p
+        else:
+            R, P0 = ci.frame_R, ci.frame_p
+        for k in ci.rows:
+            F += d.lam[k] * d.con_wF[k]
+            Mo += d.lam[k] * (d.con_wM[k] + np.cross(d.con_wpa[k] - P0, d.con_wF[k]))
+        if ci.type == "CutJoint":
+            return R.T @ F, R.T @ Mo
+        return F, Mo
+
+    def violation(self, name: str | None = None) -> float:
+        """Position-level violation (last evaluate): Euclidean norm of the constraint's
+        position rows, m (ellipse rows as first-order distance |Φ|/|∇Φ|; coordinate rows in
+        their unit; first-order rows: the velocity residual, m/s). None: the largest over all
+        position-type rows of every constraint."""
+        names = [c.name for c in self.cm.constraints] if name is None else [name]
+        out = 0.0
+        for n in names:
+            ci = self.cm.constraint(n)
+            vals = []
+            for k in ci.rows:
+                kd = self.model.con_kind[k]
+                if kd == ORI:
+                    continue
+                if kd == VEL:
+                    vals.append(self.data.con_phid[k])
+                elif kd == 4:
+                    vals.append(self.data.con_phi[k] / max(np.linalg.norm(self.data.con_wF[k]), 1e-300))
+                else:
+                    vals.append(self.data.con_phi[k])
+            v = float(np.linalg.norm(vals)) if vals else 0.0
+            out = v if name is not None else max(out, v)
+        return out
+
+    def violation_angle(self, name: str) -> float:
+        """Orientation violation of a cut joint (rad), last evaluate."""
+        ci = self.cm.constraint(name)
+        vals = [self.data.con_phi[k] for k in ci.rows if self.model.con_kind[k] == ORI]
+        return float(np.arcsin(min(1.0, np.linalg.norm(vals)))) if vals else 0.0
+
+    def uniqueness(self) -> dict:
+        """Reaction solvability at the last evaluate (paper 004 eqs. 21–27): {name: bool} for
+        every constraint and every tree joint (True: uniquely determined by the rigid model)."""
+        _con.uniqueness(self._m, self._d, self._obj_unique, self._body_unique)
+        out = {c.name: bool(self._obj_unique[i]) for i, c in enumerate(self.cm.constraints)}
+        for j in self.cm.joints:
+            out[j.name] = bool(self._body_unique[j.body])
+        return out
+
+    @property
+    def rank(self) -> int:
+        """Rank of C at the last partition."""
+        return int(self.data.cp_rank[0])
+
+    @property
+    def repartitions(self) -> int:
+        """Coordinate partitions chosen so far (the first one included)."""
+        return int(self.data.cp_count[0])
+
+    @property
+    def dependent_coordinates(self) -> list:
+        """Names of the current dependent coordinates (GPME partition, paper 000 eq. 25)."""
+        return [self.cm.dof_names[i] for i in self.data.cp_cols[:self.rank]]
 
     @property
     def qdd(self) -> np.ndarray:
@@ -165,13 +373,16 @@ class Simulator:
         return self._sup.copy()
 
     def energies(self) -> dict:
-        """Kinetic, gravity, elastic, dissipated energy, input work, and the balance
-        E_k + E_g + E_e + E_diss − W_in (J), constant in exact arithmetic."""
+        """Kinetic, gravity, elastic, dissipated energy, input work, work of the constraint
+        forces, and the balance E_k + E_g + E_e + E_diss − W_in − W_c (J), constant in exact
+        arithmetic (W_c: programmed constraints and Baumgarte terms; 0 for ideal scleronomic
+        constraints held exactly)."""
         out = np.zeros(3)
         _energy.energies(self._m, self._d, self.q, self.qd, out)
         e = {"kinetic": out[0], "gravity": out[1], "elastic": out[2],
-             "dissipated": self.x[-2], "work_in": self.x[-1]}
-        e["balance"] = e["kinetic"] + e["gravity"] + e["elastic"] + e["dissipated"] - e["work_in"]
+             "dissipated": self.x[-3], "work_in": self.x[-2], "work_constraints": self.x[-1]}
+        e["balance"] = e["kinetic"] + e["gravity"] + e["elastic"] + e["dissipated"] - e["work_in"] \
+            - e["work_constraints"]
         return e
 
     # ------------------------------------------------------------------ bookkeeping

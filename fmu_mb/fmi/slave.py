@@ -191,7 +191,7 @@ class MechanismSlave(TableSlave):
         """Evaluate the pipeline at the current state and copy every output into self._values
         (one jitted call, kernels.outputs.gather_outputs)."""
         sim = self._sim
-        K.gather_outputs(sim._m, sim._d, sim.x, sim.tau_drive, self._xdot, self._spec_vr, self._spec_kind,
+        K.gather_outputs(sim._m, sim._d, sim.x, sim.t, sim.tau_drive, self._xdot, self._spec_vr, self._spec_kind,
                          self._spec_a, self._spec_b, self._spec_f, self._values)
 
     def _state(self):

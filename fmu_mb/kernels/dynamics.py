@@ -234,6 +234,7 @@ def state_derivative(m, d, x, tau_drive, xdot):
     power[1] = p_in
     xdot[2 * nv + nz] = p_damp + p_fric
     xdot[2 * nv + nz + 1] = p_in
+    xdot[2 * nv + nz + 2] = 0.0
 
 
 @njit(cache=True, error_model="numpy")

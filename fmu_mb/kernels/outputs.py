@@ -22,7 +22,7 @@ import math
 
 from numba import njit
 
-from .dynamics import state_derivative
+from .system import derivative
 from .forces import elastic_energy, support_force
 from .kinematics import point_position
 from .spatial import kinetic_energy
@@ -31,9 +31,10 @@ Q, QD, F, M, FN, FL, TF, SUP, PT, DEF, EK, EP, ED, EW, IT, FF = range(16)
 
 
 @njit(cache=True, error_model="numpy")
-def gather_outputs(m, d, x, tau_drive, xdot, vr, kind, a, b, f, vals):
-    """Evaluate the pipeline at x (driving forces tau_drive) and fill vals[vr[k]] for every spec row k."""
-    state_derivative(m, d, x, tau_drive, xdot)
+def gather_outputs(m, d, x, time, tau_drive, xdot, vr, kind, a, b, f, vals):
+    """Evaluate the pipeline at x, time ``time`` (driving forces tau_drive) and fill
+    vals[vr[k]] for every spec row k."""
+    derivative(m, d, x, time, tau_drive, xdot)
     nv, nb = m.nv, m.nbody
     fF, fM, oR, op, w, vl = d.fF, d.fM, d.oR, d.op, d.w, d.vl
     ax, load, tfric = m.body_axis, d.fric_load, d.tau_fric
@@ -91,9 +92,9 @@ def gather_outputs(m, d, x, tau_drive, xdot, vr, kind, a, b, f, vals):
         elif t == EP:
             v = ep
         elif t == ED:
-            v = x[x.shape[0] - 2]
+            v = x[x.shape[0] - 3]
         elif t == EW:
-            v = x[x.shape[0] - 1]
+            v = x[x.shape[0] - 2]
         elif t == IT:
             v = float(d.fric_iters[0])
         else:

@@ -82,3 +82,62 @@ def rnea(m, d, qdd, with_external):
             fF[p, 0] += f0
             fF[p, 1] += f1
             fF[p, 2] += f2
+
+
+@njit(cache=True, error_model="numpy")
+def rnea_constrained(m, d, qdd, full):
+    """Recursive Newton–Euler pass with the constraint wrenches d.cextM/cextF applied
+    (kernels.constraints.constraint_wrenches): joint reactions of a constrained
+    mechanism, loop-closure and programmed forces included (DESIGN §4).
+
+    full=True: the complete pass — gravity, velocity products, support wrenches;
+    d.tau = M q̈ + b − J_supᵀf_sup − Cᵀλ, which equals the applied generalized forces.
+    full=False: only the part linear in (q̈, λ) — the increments of the reactions for an
+    increment of q̈ and λ (the friction loop's affine reaction model)."""
+    nb, parent, jtype, ax, dof, g = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof, m.gravity
+    mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
+    lR, lp, cw, cl, aw, al, w, vl = d.lR, d.lp, d.cw, d.cl, d.aw, d.al, d.w, d.vl
+    fM, fF, extM, extF, cM, cF, tau = d.fM, d.fF, d.extM, d.extF, d.cextM, d.cextF, d.tau
+    for i in range(nb):
+        k = dof[i]
+        s = qdd[k] if k >= 0 else 0.0
+        if full:
+            body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, s)
+        else:
+            p = parent[i]
+            if p < 0:
+                a0, a1, a2, l0, l1, l2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            else:
+                a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, aw[p, 0], aw[p, 1], aw[p, 2],
+                                                         al[p, 0], al[p, 1], al[p, 2])
+            jt = jtype[i]
+            if jt == REVOLUTE:
+                a0, a1, a2 = a0 + ax[i, 0] * s, a1 + ax[i, 1] * s, a2 + ax[i, 2] * s
+            elif jt == PRISMATIC:
+                l0, l1, l2 = l0 + ax[i, 0] * s, l1 + ax[i, 1] * s, l2 + ax[i, 2] * s
+            aw[i, 0], aw[i, 1], aw[i, 2], al[i, 0], al[i, 1], al[i, 2] = a0, a1, a2, l0, l1, l2
+        n0, n1, n2, f0, f1, f2 = inertia_times(mass, com, Ic, i, aw[i, 0], aw[i, 1], aw[i, 2],
+                                               al[i, 0], al[i, 1], al[i, 2])
+        if full:
+            g0, g1, g2, h0, h1, h2 = velocity_product(mass, com, Ic, i, w[i, 0], w[i, 1], w[i, 2],
+                                                      vl[i, 0], vl[i, 1], vl[i, 2])
+            n0, n1, n2, f0, f1, f2 = n0 + g0 - extM[i, 0], n1 + g1 - extM[i, 1], n2 + g2 - extM[i, 2], \
+                f0 + h0 - extF[i, 0], f1 + h1 - extF[i, 1], f2 + h2 - extF[i, 2]
+        fM[i, 0], fM[i, 1], fM[i, 2] = n0 - cM[i, 0], n1 - cM[i, 1], n2 - cM[i, 2]
+        fF[i, 0], fF[i, 1], fF[i, 2] = f0 - cF[i, 0], f1 - cF[i, 1], f2 - cF[i, 2]
+    for i in range(nb - 1, -1, -1):
+        jt = jtype[i]
+        if jt == REVOLUTE:
+            tau[dof[i]] = ax[i, 0] * fM[i, 0] + ax[i, 1] * fM[i, 1] + ax[i, 2] * fM[i, 2]
+        elif jt == PRISMATIC:
+            tau[dof[i]] = ax[i, 0] * fF[i, 0] + ax[i, 1] * fF[i, 1] + ax[i, 2] * fF[i, 2]
+        p = parent[i]
+        if p >= 0:
+            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, fM[i, 0], fM[i, 1], fM[i, 2],
+                                                     fF[i, 0], fF[i, 1], fF[i, 2])
+            fM[p, 0] += n0
+            fM[p, 1] += n1
+            fM[p, 2] += n2
+            fF[p, 0] += f0
+            fF[p, 1] += f1
+            fF[p, 2] += f2

@@ -14,7 +14,9 @@ import numpy as np
 
 from . import friction as fr
 from .compiled import FIXED, PRISMATIC, REVOLUTE, Model
+from .constraints import COORD, CutJoint, ELLIPSE
 from .description import GROUND, Beam, Mechanism
+from ..trajectories import NPAR
 
 _EX, _EY, _EZ = np.eye(3)
 
@@ -41,6 +43,20 @@ class BeamInfo:
 
 
 @dataclass
+class ConstraintInfo:
+    name: str
+    type: str             # class name: CutJoint, PointTrajectory, KnifeEdge, ...
+    group: str
+    rows: list            # row indices into the Model's con_* arrays
+    labels: list          # row labels
+    unit: str             # unit of the position-level violation
+    body: int             # elementary body of link_a (reaction output), -1 ground
+    frame_R: np.ndarray   # reaction output frame on link_a: rotation in the body frame
+    frame_p: np.ndarray   # its origin in the body frame
+    constraint: object
+
+
+@dataclass
 class CompiledMechanism:
     """A compiled mechanism: ``model`` arrays plus names and index maps."""
     name: str
@@ -55,6 +71,39 @@ class CompiledMechanism:
     actuated_dofs: np.ndarray = None
     q0: np.ndarray = None
     qd0: np.ndarray = None
+    constraints: list = field(default_factory=list)   # ConstraintInfo
+    row_labels: list = field(default_factory=list)
+    trajectories: list = field(default_factory=list)  # Trajectory objects, index = con_traj
+
+    @property
+    def nc(self) -> int:
+        return self.model.nc
+
+    def constraint(self, name: str) -> ConstraintInfo:
+        for c in self.constraints:
+            if c.name == name:
+                return c
+        raise KeyError(f"no constraint named {name!r} in '{self.name}'")
+
+    def row(self, label: str) -> int:
+        """Index of the constraint row ``label`` (e.g. ``"C.y"``, ``"W4"``)."""
+        try:
+            return self.row_labels.index(label)
+        except ValueError:
+            raise KeyError(f"no constraint row {label!r} in '{self.name}'") from None
+
+    def write_trajectories(self, model: Model | None = None) -> None:
+        """Rewrite the segment arrays of ``model`` (default self.model) from the trajectory
+        objects, after their parameters changed (shapes are fixed)."""
+        m = self.model if model is None else model
+        for k, traj in enumerate(self.trajectories):
+            kind, time, par = traj.table()
+            f, n = int(m.traj_first[k]), int(m.traj_count[k])
+            if kind.size != n:
+                raise ValueError(f"trajectory '{traj.name}' changed its number of segments ({n} -> {kind.size})")
+            m.seg_kind[f:f + n] = kind
+            m.seg_time[f:f + n] = time
+            m.seg_par[f:f + n] = par
 
     @property
     def nv(self) -> int:
@@ -123,11 +172,14 @@ def _joint_chain(b: _Builder, joint, parent_body, R0, p0, mass_props):
                    dof_name=f"{n}.q1", k=ks[0], c=cs[0], qrest=rs[0])
         return b.body(n, a, REVOLUTE, axis=joint.axes[1], dof_name=f"{n}.q2", mass=m, com=com, Ic=Ic,
                       k=ks[1], c=cs[1], qrest=rs[1])
-    if kind in ("spherical", "free"):
+    if kind in ("spherical", "free", "planar"):
         steps = []
-        if kind == "free":
+        if kind == "planar":
+            steps = [(PRISMATIC, _EX, "x"), (PRISMATIC, _EY, "y"), (REVOLUTE, _EZ, "phi")]
+        elif kind == "free":
             steps += [(PRISMATIC, _EX, "x"), (PRISMATIC, _EY, "y"), (PRISMATIC, _EZ, "z")]
-        steps += [(REVOLUTE, _EZ, "psi"), (REVOLUTE, _EY, "theta"), (REVOLUTE, _EX, "phi")]
+        if kind != "planar":
+            steps += [(REVOLUTE, _EZ, "psi"), (REVOLUTE, _EY, "theta"), (REVOLUTE, _EX, "phi")]
         cur = parent_body
         for s, (t, ax, cname) in enumerate(steps):
             last = s == len(steps) - 1
@@ -272,9 +324,11 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
     for p in mech.points:
         points[p.name] = attach(p.link, p.position)
 
+    con = _compile_constraints(mech, attach, joints, list(b.dof_names))
+
     i64 = lambda a: np.asarray(a, np.int64).reshape(-1)
     model = Model(
-        nbody=nb, nv=nv, nz=nz, nx=2 * nv + nz + 2,
+        nbody=nb, nv=nv, nz=nz, nx=2 * nv + nz + 3, nc=con["nc"],
         body_parent=i64(b.parent), body_jtype=i64(b.jtype), body_axis=np.array(b.axis).reshape(nb, 3),
         body_R0=np.array(b.R0).reshape(nb, 3, 3), body_p0=np.array(b.p0).reshape(nb, 3),
         body_dof=i64(b.dof), body_mass=np.array(b.mass, float),
@@ -290,13 +344,14 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         fric_dofs=np.flatnonzero(law).astype(np.int64),
         fric_tol=np.array(fric_tol, float), fric_maxit=i64([fric_maxit]),
         gravity=np.asarray(mech.gravity, float).copy(),
+        **con["arrays"],
     )
     cm = CompiledMechanism(
         name=mech.name, model=model, mechanism=mech, dof_names=list(b.dof_names), body_names=list(b.names),
         joints=joints, beams=beams, points=points, link_body=link_body,
         actuated_dofs=np.array([d for ji in joints if ji.actuated for d in range(ji.dofadr, ji.dofadr + ji.ndof)],
                                np.int64),
-        q0=q0, qd0=qd0,
+        q0=q0, qd0=qd0, constraints=con["infos"], row_labels=con["labels"], trajectories=con["trajectories"],
     )
     if len(sup_body):
         # supports are undeformed in the reference configuration q = 0 (paper 000: r_E0)
@@ -314,3 +369,106 @@ def fr_segment(beam: Beam, length: float):
     """Mass properties of one rigid finite element of ``beam``."""
     from .inertia import prism_segment
     return prism_segment(beam.density, beam.area, beam.Iy, beam.Iz, length)
+
+
+_GROUP_CODE = {"kinematic": 0, "programmed": 1, "base": 2, "nonholonomic": 3}
+
+
+def _compile_constraints(mech: Mechanism, attach, joints, dof_names) -> dict:
+    """Constraint rows and trajectory segments as flat arrays (see MODEL_FIELDS)."""
+    rows, objs, infos, trajs, labels = [], [], [], {}, []
+    for ci, c in enumerate(mech.constraints):
+        crow = c.rows()
+        idx = list(range(len(rows), len(rows) + len(crow)))
+        rows += crow
+        objs += [ci] * len(crow)
+        labels += [r.label for r in crow]
+        for r in crow:
+            if r.trajectory is not None and id(r.trajectory) not in trajs:
+                trajs[id(r.trajectory)] = (len(trajs), r.trajectory)
+        links = c.links()
+        la = links[0] if links else None
+        if la is None:
+            body, fR, fp = -1, np.eye(3), np.zeros(3)
+        else:
+            origin = getattr(c, "origin_a", getattr(c, "point", getattr(c, "point_a", (0.0, 0.0, 0.0))))
+            body, fp = attach(la, origin)
+            rot = getattr(c, "rotation_a", None)
+            fR = np.eye(3) if rot is None else np.asarray(rot, float)
+            if not isinstance(c, CutJoint):
+                fR = np.eye(3)
+        unit = c.unit
+        if crow and all(r.kind == COORD for r in crow):
+            j = next(j for j in joints if j.name == crow[0].dof[0])
+            d = j.dofadr + crow[0].dof[1]
+            unit = "rad" if _dof_is_rotation(joints, j, crow[0].dof[1]) else "m"
+        infos.append(ConstraintInfo(c.name, type(c).__name__, c.group, idx, [r.label for r in crow], unit,
+                                    body, fR, np.asarray(fp, float), c))
+    nc = len(rows)
+    tlist = [t for _, t in sorted(trajs.values(), key=lambda x: x[0])]
+    z3 = lambda: np.zeros((nc, 3))
+    kind, group, obj = (np.zeros(nc, np.int64) for _ in range(3))
+    ca, cb, side, dof, traj, rel, elim = (np.zeros(nc, np.int64) for _ in range(7))
+    pa, pb, e, u, v, tdir = z3(), z3(), z3(), z3(), z3(), z3()
+    for k, r in enumerate(rows):
+        kind[k] = r.kind
+        group[k] = _GROUP_CODE[mech.constraints[objs[k]].group]
+        obj[k] = objs[k]
+        ba, pa[k] = attach(r.link_a, r.pa)
+        bb, pb[k] = attach(r.link_b, r.pb)
+        ca[k], cb[k] = ba, bb
+        side[k] = r.side
+        e[k], u[k], v[k] = r.e, r.u, r.v
+        if r.kind == ELLIPSE:               # frame axes and centre are world quantities
+            pb[k] = r.pb
+        dof[k] = -1
+        if r.kind == COORD:
+            j = next(j for j in joints if j.name == r.dof[0])
+            dof[k] = j.dofadr + r.dof[1]
+        traj[k] = trajs[id(r.trajectory)][0] if r.trajectory is not None else -1
+        tdir[k] = r.tdir
+        rel[k] = int(r.relative)
+        elim[k] = int(r.label in mech.solver.eliminate)
+    # trajectory segments
+    firsts, counts, sk, st, sp = [], [], [], [], []
+    for t in tlist:
+        kk, tt, pp = t.table()
+        firsts.append(sum(counts))
+        counts.append(kk.size)
+        sk.append(kk)
+        st.append(tt)
+        sp.append(pp)
+    seg_kind = np.concatenate(sk) if sk else np.zeros(0, np.int64)
+    seg_time = np.concatenate(st) if st else np.zeros((0, 2))
+    seg_par = np.concatenate(sp) if sp else np.zeros((0, NPAR))
+    dep = []
+    for name in mech.solver.dependent:
+        if name not in dof_names:
+            raise ValueError(f"Mechanism '{mech.name}': solver.dependent names unknown coordinate {name!r} "
+                             f"(coordinates: {', '.join(dof_names)})")
+        dep.append(dof_names.index(name))
+    s = mech.solver
+    opt = np.array([0.0 if s.formulation == "gpme" else 1.0, s.alpha, s.beta, float(s.projection),
+                    s.projection_tol, s.rank_tol, s.repartition_ratio, float(elim.sum())])
+    arrays = dict(
+        con_kind=kind, con_group=group, con_obj=obj, con_a=ca, con_pa=pa, con_b=cb, con_pb=pb, con_side=side,
+        con_e=e, con_u=u, con_v=v, con_dof=dof, con_traj=traj, con_tdir=tdir, con_rel=rel, con_off=np.zeros(nc),
+        con_elim=elim, dep_user=np.array(dep, np.int64), con_opt=opt,
+        traj_first=np.array(firsts, np.int64), traj_count=np.array(counts, np.int64),
+        seg_kind=np.asarray(seg_kind, np.int64), seg_time=np.asarray(seg_time, float).reshape(-1, 2),
+        seg_par=np.asarray(seg_par, float).reshape(-1, NPAR),
+        cobj_body=np.array([ci.body for ci in infos], np.int64),
+        cobj_R=np.array([ci.frame_R for ci in infos], float).reshape(-1, 3, 3),
+        cobj_p=np.array([ci.frame_p for ci in infos], float).reshape(-1, 3),
+        cobj_frame=np.array([int(ci.type == "CutJoint") for ci in infos], np.int64),
+    )
+    return {"nc": nc, "arrays": arrays, "infos": infos, "labels": labels, "trajectories": tlist}
+
+
+def _dof_is_rotation(joints, j, k) -> bool:
+    if j.kind in ("revolute", "universal", "spherical"):
+        return True
+    if j.kind == "prismatic":
+        return False
+    names = {"free": ("x", "y", "z", "psi", "theta", "phi"), "planar": ("x", "y", "phi")}[j.kind]
+    return names[k] in ("psi", "theta", "phi")

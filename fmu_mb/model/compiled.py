@@ -16,12 +16,13 @@ Frames: body i's frame is the joint frame after the joint motion. ``body_R0``,
 Spatial vectors are split into an angular and a linear 3-vector; wrenches into
 moment and force, all in body coordinates.
 
-State vector ``x`` (length ``nx = 2·nv + nz + 2``):
+State vector ``x`` (length ``nx = 2·nv + nz + 3``):
     x[0:nv]           q, generalized coordinates (rad, m)
     x[nv:2nv]         q̇, generalized velocities
     x[2nv:2nv+nz]     bristle states z of Dahl/LuGre friction
     x[2nv+nz]         dissipated energy E_diss (J): dampers and friction
     x[2nv+nz+1]       work W_in (J) done by driving inputs
+    x[2nv+nz+2]       work W_c (J) done by constraint forces (programmed motion, Baumgarte)
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ MODEL_FIELDS = (
     "nbody",        # int  number of elementary bodies
     "nv",           # int  number of coordinates (= velocities; Euler-angle rates, no quaternions)
     "nz",           # int  number of friction (bristle) states
-    "nx",           # int  state length 2·nv + nz + 2
+    "nx",           # int  state length 2·nv + nz + 3
+    "nc",           # int  number of constraint rows
     "body_parent",  # (nbody,) int64  parent body, -1 = ground
     "body_jtype",   # (nbody,) int64  FIXED / REVOLUTE / PRISMATIC
     "body_axis",    # (nbody, 3)      unit axis in the joint frame
@@ -70,6 +72,36 @@ MODEL_FIELDS = (
     "fric_tol",     # (2,)           fixed-point tolerance (absolute N·m, relative)
     "fric_maxit",   # (1,) int64     fixed-point iteration cap
     "gravity",      # (3,)           world gravity, m/s²
+    # constraint rows (fmu_mb.model.constraints; kernels.constraints)
+    "con_kind",     # (nc,) int64    POS / ORI / COORD / VEL / ELLIPSE
+    "con_group",    # (nc,) int64    0 kinematic, 1 programmed, 2 base, 3 nonholonomic
+    "con_obj",      # (nc,) int64    index of the constraint object the row belongs to
+    "con_a",        # (nc,) int64    body a (-1 ground)
+    "con_pa",       # (nc, 3)        point on a, body-a frame
+    "con_b",        # (nc,) int64    body b (-1 ground)
+    "con_pb",       # (nc, 3)        point on b, body-b frame (world for ground; ellipse centre)
+    "con_side",     # (nc,) int64    frame the direction e is fixed in: 0 world, 1 a, 2 b
+    "con_e",        # (nc, 3)        direction (POS, VEL); ellipse frame x axis
+    "con_u",        # (nc, 3)        ORI: vector fixed in a; ellipse frame y axis
+    "con_v",        # (nc, 3)        ORI: vector fixed in b
+    "con_dof",      # (nc,) int64    COORD: coordinate index
+    "con_traj",     # (nc,) int64    trajectory index, -1 none
+    "con_tdir",     # (nc, 3)        g(t) = tdir·p̂(t) + con_off
+    "con_rel",      # (nc,) int64    1: offset set at the start so that Φ(q0, t0) = 0
+    "con_off",      # (nc,)          offset of g (written by Simulator.anchor_constraints)
+    "con_elim",     # (nc,) int64    1: row eliminated as redundant by the user
+    "dep_user",     # (ndep,) int64  user-chosen dependent coordinates (paper 001 eq. 11)
+    "con_opt",      # (8,)           formulation (0 GPME, 1 Lagrange), α, β, projection, projection tol,
+                    #                rank tol, repartition ratio, number of eliminated rows
+    "traj_first",   # (ntraj,) int64 first segment of each trajectory
+    "traj_count",   # (ntraj,) int64 number of segments
+    "seg_kind",     # (nseg,) int64  trajectories.segments kinds
+    "seg_time",     # (nseg, 2)      t0, t1
+    "seg_par",      # (nseg, 8)      segment parameters
+    "cobj_body",    # (nobj,) int64  per constraint object: body of link_a (reaction output), -1 ground
+    "cobj_R",       # (nobj, 3, 3)   reaction output frame in that body frame (cut joints: J_a)
+    "cobj_p",       # (nobj, 3)      its origin in the body frame
+    "cobj_frame",   # (nobj,) int64  1: output in that frame's axes (cut joints); 0: world axes
 )
 
 DATA_FIELDS = (
@@ -92,6 +124,32 @@ DATA_FIELDS = (
     "f6", "t6",          # (6,) scratch
     "r33",               # (3, 3) scratch
     "m66",               # (6, 6) scratch
+    # constrained dynamics (kernels.constraints, kernels.constrained)
+    "jaxis",             # (nbody, 3) world joint axis of every body
+    "aw0", "al0",        # (nbody, 3) body accelerations at q̈ = 0 without gravity (γ terms)
+    "con_phi", "con_phid",   # (nc,) Φ (holonomic rows) and Φ̇ (all rows)
+    "con_C",             # (nc, nv) constraint matrix C = [Φ_q; Ψ]
+    "con_gam",           # (nc,) right-hand side γ of C q̈ = γ, Baumgarte terms included
+    "con_g",             # (nc, 3) g, ġ, g̈ of every row
+    "con_wM", "con_wF",  # (nc, 3) world moment and force of the row's unit wrench on body a
+    "con_wpa", "con_wpb",  # (nc, 3) world points where it acts on a and (negated) on b
+    "traj_out",          # (3, 3) trajectory evaluation scratch
+    "pka", "pkb",        # (5, 3) point kinematics scratch of the two sides of a row
+    "lam", "lam_req",    # (nc,) multipliers; (nv,) C_pᵀλ_p: generalized forces of programmed rows
+    "cp_rows", "cp_cols", "cp_rank", "cp_count", "cp_valid",   # partition: independent rows, dependent
+                         # coordinates first; rank; repartitions so far; 1 if set
+    "cp_null",           # (nc, nc) orthonormal basis of null(Cᵀ) in its first p columns
+    "L", "Z",            # (nv, nv) Cholesky factor of M;  (nv, nc) M⁻¹ C_Iᵀ
+    "A",                 # (nc, nc) Cholesky factor of C_I M⁻¹ C_Iᵀ
+    "K", "kpiv",         # (nv, nv) LU of the GPME matrix [Dᵀ M; C_I]; pivots
+    "Dm",                # (nv, nv) D = ∂q̇/∂q̇_i in its first nv − r columns
+    "Cd", "cpiv",        # (nc, nc) LU of the dependent block C_I,d; pivots
+    "cs1", "cs2",        # (nc, nv) scratch
+    "bias", "fvec", "v1", "v2",   # (nv,) scratch: b(q, q̇), right-hand side
+    "l1", "l2",          # (nc,) scratch
+    "cextM", "cextF",    # (nbody, 3) constraint wrenches on bodies, body frame
+    "con_stats",         # (6,) rank, redundancy p, projection iterations, max |Φ| after projection,
+                         #      dependent-block pivot ratio when partitioned, and now
 )
 
 
@@ -193,7 +251,7 @@ class Data(namedtuple("DataFields", DATA_FIELDS)):
 
 def make_data(model: Model) -> Data:
     """Allocate the per-instance work arrays for ``model``."""
-    nb, nv, nz, nx = model.nbody, model.nv, model.nz, model.nx
+    nb, nv, nz, nx, nc = model.nbody, model.nv, model.nz, model.nx, model.nc
     nf = model.fric_dofs.shape[0]
     z = np.zeros
     return Data(
@@ -213,6 +271,16 @@ def make_data(model: Model) -> Data:
         power=z(2),
         xs=z(nx), k1=z(nx), k2=z(nx), k3=z(nx), k4=z(nx),
         f6=z(6), t6=z(6), r33=z((3, 3)), m66=z((6, 6)),
+        jaxis=z((nb, 3)), aw0=z((nb, 3)), al0=z((nb, 3)),
+        con_phi=z(nc), con_phid=z(nc), con_C=z((nc, nv)), con_gam=z(nc), con_g=z((nc, 3)),
+        con_wM=z((nc, 3)), con_wF=z((nc, 3)), con_wpa=z((nc, 3)), con_wpb=z((nc, 3)),
+        traj_out=z((3, 3)), pka=z((5, 3)), pkb=z((5, 3)), lam=z(nc), lam_req=z(nv),
+        cp_rows=np.arange(nc, dtype=np.int64), cp_cols=np.arange(nv, dtype=np.int64),
+        cp_rank=np.zeros(1, np.int64), cp_count=np.zeros(1, np.int64), cp_valid=np.zeros(1, np.int64),
+        cp_null=z((nc, nc)), L=z((nv, nv)), Z=z((nv, nc)), A=z((nc, nc)), K=z((nv, nv)),
+        kpiv=np.zeros(nv, np.int64), Dm=z((nv, nv)), Cd=z((nc, nc)), cpiv=np.zeros(nc, np.int64),
+        cs1=z((nc, nv)), cs2=z((nc, nv)), bias=z(nv), fvec=z(nv), v1=z(nv), v2=z(nv), l1=z(nc), l2=z(nc),
+        cextM=z((nb, 3)), cextF=z((nb, 3)), con_stats=z(6),
     )
 
 

@@ -7,7 +7,8 @@ A :class:`Mechanism` is a tree of links connected by joints, rooted at
   link frame (``origin``, ``rotation``), moves the child relative to that frame
   (the joint motion), and the child's body frame is the moved joint frame;
 * a free (6-DOF) joint has coordinates x, y, z, ψ, θ, φ and the motion
-  T̃ = Trans(x, y, z)·Rz(ψ)·Ry(θ)·Rx(φ) (paper 001 eq. (12.1));
+  T̃ = Trans(x, y, z)·Rz(ψ)·Ry(θ)·Rx(φ) (paper 001 eq. (12.1)); a planar joint
+  x, y, φ: Trans(x, y, 0)·Rz(φ) (the absolute coordinates of paper 004 eq. (28));
   a spherical joint the rotation Rz(ψ)·Ry(θ)·Rx(φ) (the rfe-to-rfe motion of
   paper 001 eq. (12.3)); a universal joint two successive revolutes;
 * a :class:`Beam` is a link along its local +x axis from 0 to ``length``;
@@ -26,6 +27,7 @@ import math
 
 import numpy as np
 
+from .constraints import COORD, Constraint, ConstraintSolver, FixedBase
 from .friction import Friction
 from .inertia import check_inertia, prism_segment
 
@@ -39,6 +41,7 @@ JOINT_KINDS = {
     "universal": ("q1", "q2"),
     "spherical": ("psi", "theta", "phi"),
     "free": ("x", "y", "z", "psi", "theta", "phi"),
+    "planar": ("x", "y", "phi"),
 }
 
 
@@ -215,8 +218,6 @@ class Joint:
                                      f"(got {v!r})")
         if self.actuated and n == 0:
             raise ValueError(f"{owner}: a fixed joint cannot be actuated")
-        if self.actuated and self.kind == "free":
-            pass  # a free joint may carry a 6-component generalized force input (thrusters, tests)
         if self.friction is not None:
             if self.kind not in ("revolute", "prismatic"):
                 raise ValueError(f"{owner}: friction is modelled for revolute and prismatic joints only "
@@ -287,6 +288,8 @@ class Mechanism:
     gravity: tuple = (0.0, 0.0, -9.81)
     support_model: str = "exact"
     description: str = ""
+    constraints: list = field(default_factory=list)
+    solver: ConstraintSolver = field(default_factory=ConstraintSolver)
 
     # ------------------------------------------------------------- building
     def add(self, link, joint: Joint):
@@ -306,6 +309,12 @@ class Mechanism:
             if j.name == name:
                 return j
         raise KeyError(f"mechanism '{self.name}' has no joint named {name!r}")
+
+    def constraint(self, name: str) -> Constraint:
+        for c in self.constraints:
+            if c.name == name:
+                return c
+        raise KeyError(f"mechanism '{self.name}' has no constraint named {name!r}")
 
     # ------------------------------------------------------------- validation
     def validate(self) -> None:
@@ -375,6 +384,7 @@ class Mechanism:
                                      f"'{j.name}' from {j.parent!r})")
                 if isinstance(self.link(s.link), Beam) and self.link(s.link).flexible:
                     raise ValueError(f"Support #{i}: supports on a flexible beam need support_model='exact'")
+        self._validate_constraints(names)
         pnames = [p.name for p in self.points]
         if len(set(pnames)) != len(pnames):
             raise ValueError(f"{owner}: duplicate point names")
@@ -382,3 +392,44 @@ class Mechanism:
             p.validate()
             if p.link not in names:
                 raise ValueError(f"Point '{p.name}': link {p.link!r} is not a link of {owner}")
+
+    def _validate_constraints(self, link_names) -> None:
+        owner = f"Mechanism '{self.name}'"
+        if not isinstance(self.solver, ConstraintSolver):
+            raise TypeError(f"{owner}: solver must be a ConstraintSolver")
+        self.solver.validate()
+        cnames = [c.name for c in self.constraints]
+        dup = {n for n in cnames if cnames.count(n) > 1}
+        if dup:
+            raise ValueError(f"{owner}: duplicate constraint names {sorted(dup)}")
+        jnames = {j.name for j in self.joints}
+        if set(cnames) & jnames:
+            raise ValueError(f"{owner}: constraints and joints share names {sorted(set(cnames) & jnames)}")
+        labels = []
+        for c in self.constraints:
+            if not isinstance(c, Constraint):
+                raise TypeError(f"{owner}: constraints must be fmu_mb.model.constraints objects, "
+                                f"got {type(c).__name__}")
+            c.validate()
+            for ln in c.links():
+                if ln != GROUND and ln not in link_names:
+                    raise ValueError(f"{type(c).__name__} '{c.name}': link {ln!r} is not a link of {owner}")
+            for r in c.rows():
+                labels.append(r.label)
+                if r.kind == COORD:
+                    jn, k = r.dof
+                    if jn not in jnames:
+                        raise ValueError(f"{type(c).__name__} '{c.name}': joint {jn!r} is not a joint of {owner}")
+                    j = self.joint(jn)
+                    if not (0 <= k < j.ndof):
+                        raise ValueError(f"{type(c).__name__} '{c.name}': coordinate {k} out of range for "
+                                         f"{j.kind} joint '{jn}' (0 … {j.ndof - 1})")
+            if isinstance(c, FixedBase) and self.joint(c.joint).kind != "free":
+                raise ValueError(f"FixedBase '{c.name}': joint '{c.joint}' must be a free joint")
+        dup = {n for n in labels if labels.count(n) > 1}
+        if dup:
+            raise ValueError(f"{owner}: duplicate constraint row labels {sorted(dup)}")
+        bad = [e for e in self.solver.eliminate if e not in labels]
+        if bad:
+            raise ValueError(f"{owner}: solver.eliminate names unknown constraint rows {bad} "
+                             f"(rows: {', '.join(labels)})")

@@ -1,0 +1,153 @@
+"""Small dense linear algebra for the constrained solves, in place, without allocation.
+
+Every routine works on the leading n × n block of a (possibly larger) work array,
+so one Data array serves every rank the constraint matrix may take.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+
+@njit(cache=True, error_model="numpy")
+def cholesky(A, n):
+    """A[:n, :n] = L Lᵀ, L written into the lower triangle. False if A is not positive definite."""
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= A[j, k] * A[j, k]
+        if not s > 0.0:
+            return False
+        ljj = math.sqrt(s)
+        A[j, j] = ljj
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s / ljj
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def chol_solve(L, n, b):
+    """Solve L Lᵀ x = b[:n] in place (L from :func:`cholesky`)."""
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
+
+
+@njit(cache=True, error_model="numpy")
+def pivoted_cholesky(A, n, perm, tol):
+    """Symmetric-pivoted Cholesky of the positive semi-definite A[:n, :n]: P A Pᵀ = L Lᵀ with
+    the first r pivots; stops when the largest remaining diagonal is ≤ tol·(largest initial
+    diagonal). perm[:n] receives the pivot order; returns the rank r. A is overwritten: its
+    rows/columns are permuted in place and L occupies the lower triangle of A[:r, :r]."""
+    dmax = 0.0
+    for i in range(n):
+        perm[i] = i
+        if A[i, i] > dmax:
+            dmax = A[i, i]
+    if dmax <= 0.0:
+        return 0
+    for j in range(n):
+        p = j
+        best = A[j, j]
+        for i in range(j + 1, n):
+            if A[i, i] > best:
+                best = A[i, i]
+                p = i
+        if best <= tol * dmax:
+            return j
+        if p != j:
+            perm[j], perm[p] = perm[p], perm[j]
+            for k in range(n):
+                A[j, k], A[p, k] = A[p, k], A[j, k]
+            for k in range(n):
+                A[k, j], A[k, p] = A[k, p], A[k, j]
+        ljj = math.sqrt(A[j, j])
+        A[j, j] = ljj
+        for i in range(j + 1, n):
+            A[i, j] /= ljj
+        for i in range(j + 1, n):          # trailing update, kept symmetric for later swaps
+            for k in range(j + 1, i + 1):
+                A[i, k] -= A[i, j] * A[k, j]
+                A[k, i] = A[i, k]
+    return n
+
+
+@njit(cache=True, error_model="numpy")
+def lu_factor(A, n, piv):
+    """LU with partial pivoting of A[:n, :n] in place (unit lower L below the diagonal, U on and
+    above). Returns min|u_ii| / max|u_ii| (0.0 if singular): a cheap conditioning indicator."""
+    umax = 0.0
+    umin = math.inf
+    for c in range(n):
+        p = c
+        for r in range(c + 1, n):
+            if abs(A[r, c]) > abs(A[p, c]):
+                p = r
+        piv[c] = p
+        if p != c:
+            for k in range(n):
+                A[c, k], A[p, k] = A[p, k], A[c, k]
+        u = abs(A[c, c])
+        umax = max(umax, u)
+        umin = min(umin, u)
+        if u == 0.0:
+            return 0.0
+        inv = 1.0 / A[c, c]
+        for r in range(c + 1, n):
+            f = A[r, c] * inv
+            A[r, c] = f
+            if f != 0.0:
+                for k in range(c + 1, n):
+                    A[r, k] -= f * A[c, k]
+    if n == 0:
+        return 1.0
+    return umin / umax
+
+
+@njit(cache=True, error_model="numpy")
+def lu_solve(A, n, piv, b):
+    """Solve A x = b[:n] in place with the factors of :func:`lu_factor`."""
+    for c in range(n):
+        p = piv[c]
+        if p != c:
+            b[c], b[p] = b[p], b[c]
+    for r in range(n):
+        s = b[r]
+        for k in range(r):
+            s -= A[r, k] * b[k]
+        b[r] = s
+    for r in range(n - 1, -1, -1):
+        s = b[r]
+        for k in range(r + 1, n):
+            s -= A[r, k] * b[k]
+        b[r] = s / A[r, r]
+
+
+@njit(cache=True, error_model="numpy")
+def lu_solve_transposed(A, n, piv, b):
+    """Solve Aᵀ x = b[:n] in place with the factors of :func:`lu_factor` (P A = L U)."""
+    for r in range(n):                    # Uᵀ y = b
+        s = b[r]
+        for k in range(r):
+            s -= A[k, r] * b[k]
+        b[r] = s / A[r, r]
+    for r in range(n - 1, -1, -1):        # Lᵀ z = y
+        s = b[r]
+        for k in range(r + 1, n):
+            s -= A[k, r] * b[k]
+        b[r] = s
+    for c in range(n - 1, -1, -1):        # x = Pᵀ z
+        p = piv[c]
+        if p != c:
+            b[c], b[p] = b[p], b[c]
