@@ -40,10 +40,12 @@ class SimulationError(RuntimeError):
 class Simulator:
     """State, inputs and outputs of one compiled mechanism.
 
-    step_size: internal fixed RK4 step h, s.
+    step_size: internal fixed RK4 step h, s. assemble: make the start state consistent with
+    the constraint groups of the mechanism's ConstraintSolver.assemble (see :meth:`assemble`).
+    solver: overrides of ConstraintSolver settings (formulation, alpha, beta, projection).
     """
 
-    def __init__(self, cm: CompiledMechanism, step_size: float = 1e-3, **solver):
+    def __init__(self, cm: CompiledMechanism, step_size: float = 1e-3, assemble: bool = True, **solver):
         if not (isinstance(step_size, (int, float)) and math.isfinite(step_size) and step_size > 0):
             raise ValueError(f"step_size must be a finite number > 0 s (got {step_size!r})")
         self.cm = cm
@@ -64,6 +66,9 @@ class Simulator:
         self._obj_unique = np.ones(len(cm.constraints), np.int64)
         self._body_unique = np.ones(m.nbody, np.int64)
         self.anchor()
+        if assemble and cm.mechanism.solver.assemble:
+            self.assemble(cm.mechanism.solver.assemble)
+            self.anchor()
 
     # ------------------------------------------------------------------ constraints setup
     def set_solver(self, formulation=None, alpha=None, beta=None, projection=None) -> None:

@@ -400,6 +400,9 @@ class ConstraintSolver:
     empty: the canonical choice — the minimum-norm λ of all solutions.
     rank_tol: relative pivot size below which a row counts as dependent.
     repartition_ratio: re-partition when the dependent block's pivot ratio falls below it.
+    assemble: constraint groups a new simulation makes consistent at its start (positions
+    solved, velocities projected): loops must close; programmed constraints are included only
+    where the paper starts on them (paper 000's manipulator starts off its path on purpose).
     """
     formulation: str = "gpme"
     alpha: float = 0.0
@@ -410,6 +413,7 @@ class ConstraintSolver:
     eliminate: tuple = ()
     rank_tol: float = 1e-9
     repartition_ratio: float = 1e-3
+    assemble: tuple = ("kinematic", "base", "nonholonomic")
 
     def validate(self) -> None:
         if self.formulation not in ("gpme", "lagrange"):
@@ -422,3 +426,6 @@ class ConstraintSolver:
             v = getattr(self, f)
             if not (isinstance(v, (int, float)) and lo <= v <= hi):
                 raise ValueError(f"ConstraintSolver: {f} must lie in [{lo:g}, {hi:g}] (got {v!r})")
+        bad = [g for g in self.assemble if g not in GROUPS]
+        if bad:
+            raise ValueError(f"ConstraintSolver: assemble names unknown groups {bad} (groups: {', '.join(GROUPS)})")

@@ -12,8 +12,8 @@ Segment kinds (``par`` columns):
                                       paper 000 eq. (28), τ = (t − t0)/(t1 − t0)
     ELLIPSE  c[0:3], a, b, φ0, φ1:    p = c + (a cos φ, b sin φ, 0),
                                       φ = φ0 + (φ1 − φ0)·s(τ)
-    LINEAR   p0[0:3], rate[3:6]:      p = p0 + rate·(t − t0) for t ≥ t0
-                                      (t1 is ignored)
+    LINEAR   p0[0:3], rate[3:6]:      p = p0 + rate·(t − t0) for t ≥ t0 (the rate applies
+                                      from t0 on, right-continuous; t1 is ignored)
 
 Arrays: ``seg_kind`` (nseg,) int64, ``seg_time`` (nseg, 2) = (t0, t1),
 ``seg_par`` (nseg, 8); trajectory k owns segments traj_first[k] …
@@ -42,10 +42,11 @@ def eval_trajectory(seg_kind, seg_time, seg_par, first, count, t, out):
     kind = seg_kind[k]
     t0, t1 = seg_time[k, 0], seg_time[k, 1]
     if kind == LINEAR:
-        dt = t - t0 if t > t0 else 0.0
+        on = t >= t0
+        dt = t - t0 if on else 0.0
         for c in range(3):
             out[0, c] = seg_par[k, c] + seg_par[k, 3 + c] * dt
-            out[1, c] = seg_par[k, 3 + c] if t > t0 else 0.0
+            out[1, c] = seg_par[k, 3 + c] if on else 0.0
             out[2, c] = 0.0
         return
     T = t1 - t0
