@@ -4,14 +4,29 @@ One table drives both the runtime slave (what each value reference reads or
 writes) and the generated modelDescription.xml, so the two cannot disagree.
 Order (= value references, stable between builds of the same model):
 
-1. parameters — model options (``model.<option>``), ``solver.*``, ``gravity[1..3]``,
-   ``init.static``, initial joint coordinates ``<joint>.q_start`` / ``qd_start``;
-2. inputs — driving torques/forces ``<joint>.tau_drive`` of actuated joints;
+1. parameters — model options (``model.<option>``), ``solver.*`` (with constraints also
+   the Baumgarte ``solver.alpha``/``solver.beta`` and ``solver.projection``),
+   ``gravity[1..3]``, ``init.static``, ``init.assemble``, initial joint coordinates
+   ``<joint>.q_start`` / ``qd_start``;
+2. inputs — driving torques/forces ``<joint>.tau_drive`` of actuated joints, and the
+   programmed-trajectory parameters ``<trajectory>.<parameter>`` (e.g. ``lift.delta``,
+   ``ellipse.a``, ``rectangle.width``);
 3. outputs — ``<joint>.q``, ``<joint>.qd`` (every joint, the free base's six
    coordinates included), reactions ``<joint>.F[1..3]``, ``<joint>.M[1..3]`` (joint
    frame), ``<joint>.F_normal``, ``<joint>.friction_load``, ``<joint>.tau_friction``,
+   with constraints ``<joint>.tau_required`` (generalized force of the programmed
+   constraints, Φ_p,qᵀλ_p) and ``<joint>.unique`` (reaction uniquely determined, paper
+   004); per constraint ``<c>.F[1..3]``/``<c>.M[1..3]`` (or ``<c>.force[k]`` for
+   coordinate constraints), ``<c>.violation`` (``<c>.violation_angle`` for cut joints),
+   ``<c>.unique``; ``constraint.rank``, ``constraint.redundancy``;
    ``support[k].F[1..3]``, ``<point>.r[1..3]``, ``<beam>.deflection[1..3]``,
-   ``energy.*``, ``solver.friction_iterations``, ``solver.friction_failures``.
+   ``energy.*``, ``solver.friction_iterations``, ``solver.friction_failures``,
+   ``solver.repartitions``.
+
+Constraints and trajectories are collected over the model's option values (each
+Choice/Flag value with the other options at their defaults), so an FMU whose
+options remove a constraint (torque mode, a flexible base instead of the fixed-base
+constraint) keeps the same variables: absent constraints read 0 (and unique).
 
 Multi-coordinate joints use structured array names (``base.q[1]`` … ``base.q[6]``),
 with the coordinate's name (x, y, z, ψ, θ, φ) in the description.
@@ -92,11 +107,75 @@ def _coord_label(j, k) -> str:
     return GREEK.get(c, c)
 
 
+@dataclass
+class ConstraintSpec:
+    """What the interface needs of one constraint (from the model file's descriptions)."""
+    name: str
+    type: str
+    group: str
+    kinds: tuple          # row kinds (fmu_mb.model.constraints POS, ORI, COORD, VEL, ELLIPSE)
+    units: tuple          # for coordinate rows: unit of each row's generalized force
+    violation_unit: str
+
+
+def option_variants(module) -> list:
+    """Option dicts of the builds the interface covers: the defaults, then each Choice/Flag
+    value with the other options at their defaults."""
+    options = getattr(module, "OPTIONS", {})
+    variants = [{}]
+    for name, o in options.items():
+        if isinstance(o, opt.Choice):
+            variants += [{name: v} for v in o.values if v != o.default]
+        elif isinstance(o, opt.Flag):
+            variants.append({name: not o.default})
+    return variants
+
+
+def constraint_union(module) -> tuple[list, list]:
+    """(ConstraintSpec list, trajectory-parameter list [(trajectory, parameter, value, Param)]) over
+    :func:`option_variants`, in order of first appearance."""
+    from ..model.constraints import COORD
+    specs, params, seen, seen_p = [], [], set(), set()
+    for variant in option_variants(module):
+        mech = module.build(**variant)
+        joints = {j.name: j for j in mech.joints}
+        for c in mech.constraints:
+            rows = c.rows()
+            for r in rows:
+                t = r.trajectory
+                if t is not None:
+                    for pname, (val, par) in t.parameters().items():
+                        if (t.name, pname) not in seen_p:
+                            seen_p.add((t.name, pname))
+                            params.append((t.name, pname, val, par))
+            if c.name in seen:
+                continue
+            seen.add(c.name)
+            units = []
+            for r in rows:
+                if r.kind == COORD:
+                    j = joints[r.dof[0]]
+                    cname = j.coordinate_names[r.dof[1]]
+                    rot = j.kind in ("revolute", "universal", "spherical") or cname in ("psi", "theta", "phi")
+                    units.append("N.m" if rot else "N")
+                else:
+                    units.append("")
+            vu = c.unit
+            if rows and all(r.kind == COORD for r in rows):
+                vu = "rad" if units[0] == "N.m" else "m"
+            specs.append(ConstraintSpec(c.name, type(c).__name__, c.group, tuple(r.kind for r in rows), tuple(units), vu))
+    return specs, params
+
+
 def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: float = 1e-3,
                     static_start: bool = False) -> Interface:
     """The interface of ``models/<model_name>.py`` (its module and its default compilation)."""
+    from ..model.constraints import COORD, ORI
     itf = Interface(model_name)
     options = getattr(module, "OPTIONS", {})
+    cspecs, tparams = constraint_union(module)
+    has_con = bool(cspecs)
+    has_prog = any(c.group == "programmed" for c in cspecs)
     # ------------------------------------------------------------------ parameters
     for name, o in options.items():
         if isinstance(o, opt.Choice):
@@ -132,6 +211,22 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                 "start from static equilibrium: solve the elastic coordinates (flexible base, RFEM sdes, joint "
                 "springs) for gravity with the joint coordinates held at their start values (papers 000, 001)",
                 ("init", "static"), start=bool(static_start)))
+    if has_con:
+        solver = cm.mechanism.solver
+        itf.add(Var("solver.alpha", "Real", "parameter", "fixed",
+                    "Baumgarte stabilisation α of Φ̈ + 2αΦ̇ + β²Φ = 0 (paper 000 eqs. 33, 37)",
+                    ("solver", "alpha"), start=float(solver.alpha), unit="1/s", min=0.0, max=1e6))
+        itf.add(Var("solver.beta", "Real", "parameter", "fixed",
+                    "Baumgarte stabilisation β of Φ̈ + 2αΦ̇ + β²Φ = 0 (paper 000 eqs. 33, 37)",
+                    ("solver", "beta"), start=float(solver.beta), unit="1/s", min=0.0, max=1e6))
+        itf.add(Var("solver.projection", "Boolean", "parameter", "fixed",
+                    "after every step solve the holonomic constraints for the positions and project the "
+                    "velocities (constraints held to round-off instead of only stabilised)",
+                    ("solver", "projection"), start=bool(solver.projection)))
+        itf.add(Var("init.assemble", "Boolean", "parameter", "fixed",
+                    "make the start state consistent with the constraint groups "
+                    f"{', '.join(solver.assemble) or '(none)'} (loops closed, velocities projected)",
+                    ("init", "assemble"), start=bool(solver.assemble)))
     for j in cm.joints:
         for k in range(j.ndof):
             d = j.dofadr + k
@@ -152,6 +247,10 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                         f"driving {'torque' if _coord_kind(cm, d) == 'rad' else 'force'} on {_coord_label(j, k)} of "
                         f"joint {j.name} (held constant over each communication step)",
                         ("tau_drive", d), start=0.0, unit=force_unit(_coord_kind(cm, d))))
+    for tname, pname, val, par in tparams:
+        itf.add(Var(f"{tname}.{pname}", "Real", "input", "continuous",
+                    f"programmed trajectory '{tname}': {par.description} (takes effect at the next step)",
+                    ("traj", tname, pname), start=float(val), unit=par.unit or None, min=par.min, max=par.max))
     # ------------------------------------------------------------------ outputs
     for j in cm.joints:
         for k in range(j.ndof):
@@ -162,6 +261,15 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                         f"{lab} of joint {j.name}", ("q", d), unit=pu))
             itf.add(Var(f"{j.name}.qd{_suffix(j.ndof, k)}", "Real", "output", "continuous",
                         f"rate of {lab} of joint {j.name}", ("qd", d), unit=vu))
+    if has_prog:
+        for j in cm.joints:
+            for k in range(j.ndof):
+                d = j.dofadr + k
+                kind = _coord_kind(cm, d)
+                itf.add(Var(f"{j.name}.tau_required{_suffix(j.ndof, k)}", "Real", "output", "continuous",
+                            f"generalized {'torque' if kind == 'rad' else 'force'} on {_coord_label(j, k)} of joint "
+                            f"{j.name} that realises the programmed constraints (Φ_p,qᵀλ_p; feedforward for a "
+                            "controller)", ("tau_required", d), unit=force_unit(kind)))
     for j in cm.joints:
         if j.kind == "free":
             continue
@@ -187,6 +295,44 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
         itf.add(Var(f"{j.name}.tau_friction", "Real", "output", "continuous",
                     f"friction {'torque' if kind == 'rad' else 'force'} of joint {j.name}, opposing its motion "
                     "(applied as −tau_friction)", ("tau_friction", j.dofadr), unit=force_unit(kind)))
+    if has_con:
+        for j in cm.joints:
+            itf.add(Var(f"{j.name}.unique", "Boolean", "output", "discrete",
+                        f"true if the reaction of joint {j.name} is uniquely determined by the rigid model "
+                        "(paper 004 eqs. 21-27; false with redundant constraints that share its load)",
+                        ("unique_joint", j.body)))
+        for c in cspecs:
+            if all(k == COORD for k in c.kinds):
+                for r, u in enumerate(c.units):
+                    itf.add(Var(f"{c.name}.force{_suffix(len(c.kinds), r)}", "Real", "output", "continuous",
+                                f"generalized force of constraint {c.name} (row {r + 1}: its Lagrange multiplier)",
+                                ("con_lambda", c.name, r), unit=u))
+            else:
+                frame = "joint frame on its first link" if c.type == "CutJoint" else "world axes"
+                for k in range(3):
+                    itf.add(Var(f"{c.name}.F[{k + 1}]", "Real", "output", "continuous",
+                                f"force of constraint {c.name} on its (first) link, {frame} {'xyz'[k]}",
+                                ("con_force", c.name, k), unit="N"))
+                for k in range(3):
+                    itf.add(Var(f"{c.name}.M[{k + 1}]", "Real", "output", "continuous",
+                                f"moment of constraint {c.name} on its (first) link about its point, {frame} "
+                                f"{'xyz'[k]}", ("con_moment", c.name, k), unit="N.m"))
+            itf.add(Var(f"{c.name}.violation", "Real", "output", "continuous",
+                        f"violation of constraint {c.name}: norm of its position-level rows"
+                        f"{' (first-order rows: velocity residual)' if c.violation_unit == 'm/s' else ''}",
+                        ("con_violation", c.name), unit=c.violation_unit))
+            if ORI in c.kinds:
+                itf.add(Var(f"{c.name}.violation_angle", "Real", "output", "continuous",
+                            f"orientation violation of cut joint {c.name}", ("con_violation_angle", c.name),
+                            unit="rad"))
+            itf.add(Var(f"{c.name}.unique", "Boolean", "output", "discrete",
+                        f"true if the reaction of constraint {c.name} is uniquely determined (paper 004)",
+                        ("unique_con", c.name)))
+        itf.add(Var("constraint.rank", "Integer", "output", "discrete",
+                    "rank of the constraint matrix C = [Φ_q; Ψ] (paper 004 eq. 33)", ("constraint", "rank")))
+        itf.add(Var("constraint.redundancy", "Integer", "output", "discrete",
+                    "number of redundant constraint rows p = rows − rank (paper 004 eq. 7)",
+                    ("constraint", "redundancy")))
     for s in range(cm.model.sup_body.shape[0]):
         for k in range(3):
             itf.add(Var(f"support[{s + 1}].F[{k + 1}]", "Real", "output", "continuous",
@@ -209,4 +355,11 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     itf.add(Var("solver.friction_failures", "Integer", "output", "discrete",
                 "friction/reaction loop solves that did not converge since initialization (self-locking joints)",
                 ("solver", "friction_failures")))
+    if has_con:
+        itf.add(Var("energy.work_constraints", "Real", "output", "continuous",
+                    "work done by the constraint forces since the start (programmed motion, Baumgarte terms)",
+                    ("energy", "work_constraints"), unit="J"))
+        itf.add(Var("solver.repartitions", "Integer", "output", "discrete",
+                    "coordinate partitions chosen since initialization (paper 000 eq. 25; the first included)",
+                    ("solver", "repartitions")))
     return itf

@@ -58,7 +58,10 @@ class MechanismSlave(TableSlave):
         self._sim = None
         itf = build_interface(self.MODEL_NAME, self._module, self._reference, self._meta.get("step_size", 1e-3),
                               self._meta.get("static_start", False))
-        self._input_dofs = np.array([v.source[1] for v in itf.vars if v.causality == "input"], dtype=np.int64)
+        inputs = [(i, v) for i, v in enumerate(itf.vars) if v.causality == "input"]
+        self._drive_vr = np.array([i for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
+        self._input_dofs = np.array([v.source[1] for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
+        self._traj_inputs = [(i, v.source[1], v.source[2], v.name) for i, v in inputs if v.source[0] == "traj"]
         return itf
 
     # ------------------------------------------------------------------ building
@@ -98,6 +101,12 @@ class MechanismSlave(TableSlave):
             self._error(f"the parameters give an invalid mechanism: {exc}")
             return False
         ref = self._reference
+        known = {v.source[1] for v in self._itf.vars if v.source[0] in ("con_violation",)}
+        extra = [c.name for c in cm.constraints if c.name not in known]
+        if extra:
+            self._error(f"the model options add constraints {extra} the FMU interface does not have; this is a "
+                        "defect of the model file")
+            return False
         if [(j.name, j.kind, j.actuated, j.dofadr) for j in cm.joints] != \
                 [(j.name, j.kind, j.actuated, j.dofadr) for j in ref.joints] or list(cm.points) != list(ref.points) \
                 or cm.model.sup_body.shape != ref.model.sup_body.shape:
@@ -117,21 +126,59 @@ class MechanismSlave(TableSlave):
             except RuntimeError as exc:
                 self._error(f"init.static: {exc}")
                 return False
-        sim = Simulator(cm, step_size=s[("solver", "step_size")])
+        solver = {}
+        if ("solver", "alpha") in s:
+            solver = dict(alpha=float(s[("solver", "alpha")]), beta=float(s[("solver", "beta")]),
+                          projection=bool(s[("solver", "projection")]))
+        sim = Simulator(cm, step_size=s[("solver", "step_size")], assemble=False, **solver)
         sim.set_state(q=q0, qd=qd0, t=self._t)
-        sim.tau_drive[self._input_dofs] = self._values[self._inputs]     # initial outputs see the inputs set so far
+        self._traj_applied = {}
+        if not self._apply_trajectories(sim, "fmi2ExitInitializationMode"):
+            return False
+        if s.get(("init", "assemble")) and cm.mechanism.solver.assemble:
+            try:
+                sim.assemble(cm.mechanism.solver.assemble)
+            except RuntimeError as exc:
+                self._error(f"init.assemble: {exc}")
+                return False
+            sim.anchor()
+        sim.tau_drive[self._input_dofs] = self._values[self._drive_vr]   # initial outputs see the inputs set so far
         self._sim = sim
         self._max_steps = int(s[("solver", "max_steps_per_call")])
         self._prepare_outputs()
         return True
 
+    def _apply_trajectories(self, sim, where: str, force: bool = False) -> bool:
+        """Write changed trajectory-parameter inputs into the simulator's trajectories."""
+        names = {t.name for t in sim.trajectories}
+        changes = {}
+        for i, tname, pname, vname in self._traj_inputs:
+            val = float(self._values[i])
+            if tname in names and (force or self._traj_applied.get((tname, pname)) != val):
+                changes.setdefault(tname, {})[pname] = (val, vname)
+        for tname, params in changes.items():
+            try:
+                sim.set_trajectory(tname, **{p: v for p, (v, _) in params.items()})
+            except (ValueError, KeyError) as exc:
+                self._error(f"{where}: invalid trajectory input ({', '.join(n for _, n in params.values())}): {exc}; "
+                            "the previous values are kept")
+                for i, tn, pn, _ in self._traj_inputs:       # show the values in force again
+                    if tn == tname and (tn, pn) in self._traj_applied:
+                        self._values[i] = self._traj_applied[(tn, pn)]
+                return False
+            for p, (v, _) in params.items():
+                self._traj_applied[(tname, p)] = v
+        return True
+
     def _prepare_outputs(self) -> None:
         """The output spec table of kernels.outputs.gather_outputs (one row per output)."""
         sim, vars_ = self._sim, self._itf.vars
+        cobj = {c.name: i for i, c in enumerate(sim.cm.constraints)}
         beams = {b.name: b for b in sim.cm.beams}
         codes = {"q": K.Q, "qd": K.QD, "F": K.F, "M": K.M, "F_normal": K.FN, "friction_load": K.FL,
                  "tau_friction": K.TF, "support": K.SUP, "point": K.PT, "deflection": K.DEF}
-        energy = {"kinetic": K.EK, "potential": K.EP, "dissipated": K.ED, "work_in": K.EW}
+        energy = {"kinetic": K.EK, "potential": K.EP, "dissipated": K.ED, "work_in": K.EW,
+                  "work_constraints": K.EC}
         rows = []
         for i in self._itf.of("output"):
             kind, *args = vars_[i].source
@@ -152,6 +199,23 @@ class MechanismSlave(TableSlave):
                     f = (info.rfe_bodies[-1], info.length - info.rfe_start[-1], info.length)
             elif kind == "energy":
                 code, a, b = energy[args[0]], 0, 0
+            elif kind == "tau_required":
+                code, a, b = K.TRQ, args[0], 0
+            elif kind == "con_lambda":
+                ci = cobj.get(args[0])
+                code, a, b = K.LAM, (sim.cm.constraints[ci].rows[args[1]] if ci is not None else -1), 0
+            elif kind in ("con_force", "con_moment"):
+                code, a, b = (K.CF if kind == "con_force" else K.CMO), cobj.get(args[0], -1), args[1]
+            elif kind in ("con_violation", "con_violation_angle"):
+                code, a, b = (K.CV if kind == "con_violation" else K.CVA), cobj.get(args[0], -1), 0
+            elif kind == "unique_joint":
+                code, a, b = K.UQJ, args[0], 0
+            elif kind == "unique_con":
+                code, a, b = K.UQC, cobj.get(args[0], -1), 0
+            elif kind == "constraint":
+                code, a, b = (K.RANK if args[0] == "rank" else K.RED), 0, 0
+            elif args[0] == "repartitions":
+                code, a, b = K.REP, 0, 0
             else:
                 code, a, b = (K.IT, 0, 0) if args[0] == "friction_iterations" else (K.FF, 0, 0)
             rows.append((i, code, a, b, f))
@@ -172,8 +236,11 @@ class MechanismSlave(TableSlave):
             self._error(f"fmi2DoStep: a step of {h:g} s needs {nsteps} internal steps of {sim.h:g} s, more than "
                         f"solver.max_steps_per_call = {self._max_steps}")
             return False
+        sim.t = t
+        if not self._apply_trajectories(sim, f"fmi2DoStep at t = {t:g} s"):
+            return False
         sim.tau_drive[:] = 0.0
-        sim.tau_drive[self._input_dofs] = self._values[self._inputs]
+        sim.tau_drive[self._input_dofs] = self._values[self._drive_vr]
         fails = sim.friction_failures
         try:
             sim.step(h)
@@ -191,18 +258,31 @@ class MechanismSlave(TableSlave):
         """Evaluate the pipeline at the current state and copy every output into self._values
         (one jitted call, kernels.outputs.gather_outputs)."""
         sim = self._sim
+        sim.t = self._t                       # the FMU's time is authoritative (e.g. after fmi2SetFMUstate)
         K.gather_outputs(sim._m, sim._d, sim.x, sim.t, sim.tau_drive, self._xdot, self._spec_vr, self._spec_kind,
                          self._spec_a, self._spec_b, self._spec_f, self._values)
 
     def _state(self):
-        fails = self._sim.friction_failures - (self._spec_b[self._ff_rows[0]] if self._ff_rows.size else 0)
-        return self._sim.x.copy(), int(fails)
+        """(x followed by the solver state — coordinate partition, relative-constraint offsets —
+        and the partition count, friction-failure counter)."""
+        sim = self._sim
+        fails = sim.friction_failures - (self._spec_b[self._ff_rows[0]] if self._ff_rows.size else 0)
+        return np.concatenate([sim.x, sim.solver_state(), [sim.data.cp_count[0]]]), int(fails)
 
     def _restore(self, x, counter) -> bool:
-        if x.size != self._sim.x.size:
-            self._error(f"FMU state has a state vector of {x.size} values, the model has {self._sim.x.size}")
+        sim = self._sim
+        n = sim.x.size + sim.solver_state().size + 1
+        if x.size != n:
+            self._error(f"FMU state holds {x.size} state values, the model has {n}")
             return False
-        self._sim.x[:] = x
-        self._sim.t = self._t
-        self._spec_b[self._ff_rows] = self._sim.friction_failures - counter
-        return True
+        try:
+            sim.set_solver_state(x[sim.x.size:n - 1])
+        except ValueError as exc:
+            self._error(f"FMU state: {exc}")
+            return False
+        sim.x[:] = x[:sim.x.size]
+        sim.data.cp_count[0] = int(x[-1])
+        sim.t = self._t
+        self._spec_b[self._ff_rows] = sim.friction_failures - counter
+        self._traj_applied = {}
+        return self._apply_trajectories(sim, "fmi2SetFMUstate", force=True)

@@ -148,6 +148,7 @@ DATA_FIELDS = (
     "bias", "fvec", "v1", "v2",   # (nv,) scratch: b(q, q̇), right-hand side
     "l1", "l2",          # (nc,) scratch
     "cextM", "cextF",    # (nbody, 3) constraint wrenches on bodies, body frame
+    "uq_obj", "uq_body",  # (nobj,), (nbody,) int64 reaction-uniqueness flags (kernels.constrained.uniqueness)
     "con_stats",         # (6,) rank, redundancy p, projection iterations, max |Φ| after projection,
                          #      dependent-block pivot ratio when partitioned, and now
 )
@@ -281,6 +282,7 @@ def make_data(model: Model) -> Data:
         kpiv=np.zeros(nv, np.int64), Dm=z((nv, nv)), Cd=z((nc, nc)), cpiv=np.zeros(nc, np.int64),
         cs1=z((nc, nv)), cs2=z((nc, nv)), bias=z(nv), fvec=z(nv), v1=z(nv), v2=z(nv), l1=z(nc), l2=z(nc),
         cextM=z((nb, 3)), cextF=z((nb, 3)), con_stats=z(6),
+        uq_obj=np.ones(model.cobj_body.shape[0], np.int64), uq_body=np.ones(nb, np.int64),
     )
 
 

@@ -146,7 +146,9 @@ class FixedBase(Constraint):
 class PointTrajectory(Constraint):
     """A point of a link follows a trajectory: Φ_p = J (r_E − B^(P) r̃_E^(P)(t)) = 0
     (paper 000 eq. 29). ``frame`` = (R^(P), r_org^(P)) (eq. 35), ``axes`` the frame axes
-    constrained (J's rows; (0, 1, 2) = all three). ``relative``: the trajectory is
+    constrained (J's rows; (0, 1, 2) = all three). The trajectory gives the point's
+    coordinates in frame P — or, with a single axis, is a scalar trajectory for that
+    coordinate (e.g. paper 001's lift z_E(t), eq. 22). ``relative``: the trajectory is
     relative to the point's position at the start (its value at t = 0 is subtracted)."""
     name: str
     link: str
@@ -170,7 +172,7 @@ class PointTrajectory(Constraint):
             out.append(Row(f"{self.name}.{'xyz'[k]}" if len(self.axes) > 1 else self.name, POS,
                            link_a=self.link, pa=np.asarray(self.point, float), link_b=GROUND, pb=o,
                            side=WORLD, e=R[:, k].copy(), trajectory=self.trajectory,
-                           tdir=np.eye(3)[k], relative=self.relative))
+                           tdir=np.eye(3)[k if len(self.axes) > 1 else 0], relative=self.relative))
         return out
 
     def links(self):
