@@ -361,10 +361,10 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
             for c in range(3):
                 W0[k, c] = fM[b, c]
                 W0[k, 3 + c] = fF[b, c]
+        fj = d.finc                               # (not v1: solve() uses v1 as scratch)
         for j in range(nf):                       # reaction increments per unit friction torque
             for k in range(nv):
-                d.v1[k] = 0.0
-            fj = d.v1
+                fj[k] = 0.0
             fj[fdofs[j]] = -1.0
             solve(m, d, fj, False, dq, dl)
             constraint_wrenches(m, d, dl)

@@ -108,12 +108,32 @@ def _solve_small(A, b, n):
 
 
 @njit(cache=True, error_model="numpy")
+def _direction(m, d):
+    """Newton direction d.fric_dt = −J⁻¹ r with J = I − diag(coef)·∂L/∂W·S (False: singular J)."""
+    fdofs, coef, S, J, dL, r, dt = m.fric_dofs, d.fric_coef, d.fric_S, d.fric_J, d.fric_dL, d.fric_r, d.fric_dt
+    nf = fdofs.shape[0]
+    for k in range(nf):
+        c = coef[fdofs[k]]
+        for j in range(nf):
+            s = 0.0
+            for q in range(6):
+                s += dL[k, q] * S[k, q, j]
+            J[k, j] = (1.0 if k == j else 0.0) - c * s
+        dt[k] = -r[k]
+    return _solve_small(J, dt, nf)
+
+
+@njit(cache=True, error_model="numpy")
 def _newton(m, d):
-    """Solve r(τ_f) = 0 for the friction torques d.fric_tf (after W₀ and S are known)."""
+    """Solve r(τ_f) = 0 for the friction torques d.fric_tf (after W₀ and S are known).
+
+    Once the tolerance is met, one more full Newton step is taken if it lowers the
+    residual: Newton converges quadratically, so this brings τ_f to round-off and makes the
+    result independent of how the iterates approached it (e.g. GPME vs Lagrange solves)."""
     fdofs, tol_abs, tol_rel, maxit = m.fric_dofs, m.fric_tol[0], m.fric_tol[1], m.fric_maxit[0]
     coef, visc, load, iters, resid, fail = d.fric_coef, d.fric_visc, d.fric_load, d.fric_iters, d.fric_resid, \
         d.fric_fail
-    S, J, dL, r, t, dt = d.fric_S, d.fric_J, d.fric_dL, d.fric_r, d.fric_tf, d.fric_dt
+    t, dt = d.fric_tf, d.fric_dt
     nf = fdofs.shape[0]
     for k in range(nf):
         t[k] = 0.0
@@ -127,19 +147,22 @@ def _newton(m, d):
         for k in range(nf):
             scale = max(scale, abs(t[k]))
         if err <= tol_abs + tol_rel * scale:
+            if err > 0.0 and _direction(m, d):      # polish to round-off
+                for k in range(nf):
+                    t[k] += dt[k]
+                e2 = _residual(m, d, t)
+                if e2 < err:
+                    err = e2
+                    it += 1
+                else:
+                    for k in range(nf):
+                        t[k] -= dt[k]
+                    err = _residual(m, d, t)
             break
         if it >= maxit:
             fail[0] += 1
             break
-        for k in range(nf):                          # J = I − diag(coef)·∂L/∂W·S
-            c = coef[fdofs[k]]
-            for j in range(nf):
-                s = 0.0
-                for q in range(6):
-                    s += dL[k, q] * S[k, q, j]
-                J[k, j] = (1.0 if k == j else 0.0) - c * s
-            dt[k] = -r[k]
-        if not _solve_small(J, dt, nf):
+        if not _direction(m, d):
             fail[0] += 1                             # singular: the joint self-locks
             break
         base = err

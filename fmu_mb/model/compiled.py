@@ -145,7 +145,7 @@ DATA_FIELDS = (
     "Dm",                # (nv, nv) D = ∂q̇/∂q̇_i in its first nv − r columns
     "Cd", "cpiv",        # (nc, nc) LU of the dependent block C_I,d; pivots
     "cs1", "cs2",        # (nc, nv) scratch
-    "bias", "fvec", "v1", "v2",   # (nv,) scratch: b(q, q̇), right-hand side
+    "bias", "fvec", "finc", "v1", "v2",   # (nv,): b(q, q̇), right-hand side, unit friction load, scratch
     "l1", "l2",          # (nc,) scratch
     "cextM", "cextF",    # (nbody, 3) constraint wrenches on bodies, body frame
     "uq_obj", "uq_body",  # (nobj,), (nbody,) int64 reaction-uniqueness flags (kernels.constrained.uniqueness)
@@ -280,7 +280,7 @@ def make_data(model: Model) -> Data:
         cp_rank=np.zeros(1, np.int64), cp_count=np.zeros(1, np.int64), cp_valid=np.zeros(1, np.int64),
         cp_null=z((nc, nc)), L=z((nv, nv)), Z=z((nv, nc)), A=z((nc, nc)), K=z((nv, nv)),
         kpiv=np.zeros(nv, np.int64), Dm=z((nv, nv)), Cd=z((nc, nc)), cpiv=np.zeros(nc, np.int64),
-        cs1=z((nc, nv)), cs2=z((nc, nv)), bias=z(nv), fvec=z(nv), v1=z(nv), v2=z(nv), l1=z(nc), l2=z(nc),
+        cs1=z((nc, nv)), cs2=z((nc, nv)), bias=z(nv), fvec=z(nv), finc=z(nv), v1=z(nv), v2=z(nv), l1=z(nc), l2=z(nc),
         cextM=z((nb, 3)), cextF=z((nb, 3)), con_stats=z(6),
         uq_obj=np.ones(model.cobj_body.shape[0], np.int64), uq_body=np.ones(nb, np.int64),
     )
