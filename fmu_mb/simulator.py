@@ -182,9 +182,15 @@ class Simulator:
         self.x[:] = alg.state_vector(self.model, self.cm.q0, self.cm.qd0)
         self.t = 0.0
         self.tau_drive[:] = 0.0
+        self.data.bf_val[:] = 0.0
         self.anchor()
 
     # ------------------------------------------------------------------ inputs
+    @property
+    def body_force(self) -> np.ndarray:
+        """Magnitudes (N) of the mechanism's BodyForce inputs, in description order (write to set)."""
+        return self.data.bf_val
+
     def set_drive(self, values) -> None:
         """Driving torques/forces of the actuated coordinates (order of cm.actuated_dofs)."""
         a = np.asarray(values, dtype=float).reshape(-1)

@@ -247,6 +247,11 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                         f"driving {'torque' if _coord_kind(cm, d) == 'rad' else 'force'} on {_coord_label(j, k)} of "
                         f"joint {j.name} (held constant over each communication step)",
                         ("tau_drive", d), start=0.0, unit=force_unit(_coord_kind(cm, d))))
+    for k, f in enumerate(cm.mechanism.forces):
+        itf.add(Var(f"{f.name}.force", "Real", "input", "continuous",
+                    f"magnitude of the force {f.name} fixed in link {f.link} (direction {tuple(f.direction)}, "
+                    "link frame; held constant over each communication step)", ("body_force", k), start=0.0,
+                    unit="N"))
     for tname, pname, val, par in tparams:
         itf.add(Var(f"{tname}.{pname}", "Real", "input", "continuous",
                     f"programmed trajectory '{tname}': {par.description} (takes effect at the next step)",
@@ -271,7 +276,7 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                             f"{j.name} that realises the programmed constraints (Φ_p,qᵀλ_p; feedforward for a "
                             "controller)", ("tau_required", d), unit=force_unit(kind)))
     for j in cm.joints:
-        if j.kind == "free":
+        if j.kind in ("free", "planar"):        # coordinates of a floating link, not a physical joint
             continue
         for k in range(3):
             itf.add(Var(f"{j.name}.F[{k + 1}]", "Real", "output", "continuous",

@@ -62,6 +62,8 @@ class MechanismSlave(TableSlave):
         self._drive_vr = np.array([i for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
         self._input_dofs = np.array([v.source[1] for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
         self._traj_inputs = [(i, v.source[1], v.source[2], v.name) for i, v in inputs if v.source[0] == "traj"]
+        self._force_vr = np.array([i for i, v in inputs if v.source[0] == "body_force"], dtype=np.int64)
+        self._force_idx = np.array([v.source[1] for i, v in inputs if v.source[0] == "body_force"], dtype=np.int64)
         return itf
 
     # ------------------------------------------------------------------ building
@@ -143,6 +145,7 @@ class MechanismSlave(TableSlave):
                 return False
             sim.anchor()
         sim.tau_drive[self._input_dofs] = self._values[self._drive_vr]   # initial outputs see the inputs set so far
+        sim.body_force[self._force_idx] = self._values[self._force_vr]
         self._sim = sim
         self._max_steps = int(s[("solver", "max_steps_per_call")])
         self._prepare_outputs()
@@ -241,6 +244,7 @@ class MechanismSlave(TableSlave):
             return False
         sim.tau_drive[:] = 0.0
         sim.tau_drive[self._input_dofs] = self._values[self._drive_vr]
+        sim.body_force[self._force_idx] = self._values[self._force_vr]
         fails = sim.friction_failures
         try:
             sim.step(h)

@@ -401,6 +401,7 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
         p_in += tau_drive[k] * v[k]
     for k in range(nz):
         xdot[2 * nv + k] = zdot[k]
+    p_in += d.bf_power[0]
     power[0] = p_damp + p_fric
     power[1] = p_in
     xdot[2 * nv + nz] = p_damp + p_fric

@@ -325,6 +325,9 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         points[p.name] = attach(p.link, p.position)
 
     con = _compile_constraints(mech, attach, joints, list(b.dof_names))
+    bf = [(attach(f.link, f.point), np.asarray(f.direction, float) / np.linalg.norm(f.direction),
+           attach(f.reaction_link, f.reaction_point) if f.reaction_link else (-1, np.zeros(3)))
+          for f in mech.forces]
 
     i64 = lambda a: np.asarray(a, np.int64).reshape(-1)
     model = Model(
@@ -344,6 +347,11 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         fric_dofs=np.flatnonzero(law).astype(np.int64),
         fric_tol=np.array(fric_tol, float), fric_maxit=i64([fric_maxit]),
         gravity=np.asarray(mech.gravity, float).copy(),
+        bf_body=np.array([x[0][0] for x in bf], np.int64),
+        bf_point=np.array([x[0][1] for x in bf], float).reshape(-1, 3),
+        bf_dir=np.array([x[1] for x in bf], float).reshape(-1, 3),
+        bf_rbody=np.array([x[2][0] for x in bf], np.int64),
+        bf_rpoint=np.array([x[2][1] for x in bf], float).reshape(-1, 3),
         **con["arrays"],
     )
     cm = CompiledMechanism(

@@ -102,6 +102,11 @@ MODEL_FIELDS = (
     "cobj_R",       # (nobj, 3, 3)   reaction output frame in that body frame (cut joints: J_a)
     "cobj_p",       # (nobj, 3)      its origin in the body frame
     "cobj_frame",   # (nobj,) int64  1: output in that frame's axes (cut joints); 0: world axes
+    "bf_body",      # (nbf,) int64   body-force inputs: body
+    "bf_point",     # (nbf, 3)       point of application, body frame
+    "bf_dir",       # (nbf, 3)       unit direction, body frame
+    "bf_rbody",     # (nbf,) int64   body receiving the opposite force, -1 none
+    "bf_rpoint",    # (nbf, 3)       its point of application, that body's frame
 )
 
 DATA_FIELDS = (
@@ -148,6 +153,8 @@ DATA_FIELDS = (
     "bias", "fvec", "finc", "v1", "v2",   # (nv,): b(q, q̇), right-hand side, unit friction load, scratch
     "l1", "l2",          # (nc,) scratch
     "cextM", "cextF",    # (nbody, 3) constraint wrenches on bodies, body frame
+    "bf_val",            # (nbf,) body-force input values, N (held over a step)
+    "bf_power",          # (1,) power of the body forces, W (last passive_forces)
     "uq_obj", "uq_body",  # (nobj,), (nbody,) int64 reaction-uniqueness flags (kernels.constrained.uniqueness)
     "con_stats",         # (6,) rank, redundancy p, projection iterations, max |Φ| after projection,
                          #      dependent-block pivot ratio when partitioned, and now
@@ -283,6 +290,7 @@ def make_data(model: Model) -> Data:
         cs1=z((nc, nv)), cs2=z((nc, nv)), bias=z(nv), fvec=z(nv), finc=z(nv), v1=z(nv), v2=z(nv), l1=z(nc), l2=z(nc),
         cextM=z((nb, 3)), cextF=z((nb, 3)), con_stats=z(6),
         uq_obj=np.ones(model.cobj_body.shape[0], np.int64), uq_body=np.ones(nb, np.int64),
+        bf_val=z(model.bf_body.shape[0]), bf_power=z(1),
     )
 
 

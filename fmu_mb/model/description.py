@@ -270,6 +270,27 @@ class Point:
         _vec3(f"Point '{self.name}'", "position", self.position)
 
 
+@dataclass
+class BodyForce:
+    """A driving force input fixed in a link: magnitude (the input, N) times the unit
+    ``direction`` (link frame) acting at ``point`` (link frame) — a follower force such as a
+    propulsion force (paper 004's robot) or a thruster. With ``reaction_link`` the opposite
+    force acts there at ``reaction_point`` (an actuator between two links, e.g. a linear
+    motor in a translational pair). Its input ``<name>.force`` is held over each step like
+    the joint drives."""
+    name: str
+    link: str
+    point: tuple
+    direction: tuple
+    reaction_link: str | None = None
+    reaction_point: tuple = (0.0, 0.0, 0.0)
+
+    def validate(self) -> None:
+        _vec3(f"BodyForce '{self.name}'", "point", self.point)
+        _unit(f"BodyForce '{self.name}'", "direction", self.direction)
+        _vec3(f"BodyForce '{self.name}'", "reaction_point", self.reaction_point)
+
+
 # --------------------------------------------------------------------- mechanism
 @dataclass
 class Mechanism:
@@ -290,6 +311,7 @@ class Mechanism:
     description: str = ""
     constraints: list = field(default_factory=list)
     solver: ConstraintSolver = field(default_factory=ConstraintSolver)
+    forces: list = field(default_factory=list)
 
     # ------------------------------------------------------------- building
     def add(self, link, joint: Joint):
@@ -385,6 +407,17 @@ class Mechanism:
                 if isinstance(self.link(s.link), Beam) and self.link(s.link).flexible:
                     raise ValueError(f"Support #{i}: supports on a flexible beam need support_model='exact'")
         self._validate_constraints(names)
+        fnames = [f.name for f in self.forces]
+        if len(set(fnames)) != len(fnames):
+            raise ValueError(f"{owner}: duplicate body-force names")
+        for f in self.forces:
+            if not isinstance(f, BodyForce):
+                raise TypeError(f"{owner}: forces must be BodyForce objects, got {type(f).__name__}")
+            f.validate()
+            if f.link not in names:
+                raise ValueError(f"BodyForce '{f.name}': link {f.link!r} is not a link of {owner}")
+            if f.reaction_link is not None and f.reaction_link not in names:
+                raise ValueError(f"BodyForce '{f.name}': reaction_link {f.reaction_link!r} is not a link of {owner}")
         pnames = [p.name for p in self.points]
         if len(set(pnames)) != len(pnames):
             raise ValueError(f"{owner}: duplicate point names")
