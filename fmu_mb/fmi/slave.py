@@ -28,7 +28,6 @@ from ..kernels import outputs as K
 from ..model import options as opt
 from ..model.compile import compile_mechanism
 from ..simulator import SimulationError, Simulator
-from ..statics import static_equilibrium
 from .interface import build_interface
 from .table_slave import TableSlave
 
@@ -122,28 +121,20 @@ class MechanismSlave(TableSlave):
                 q0[args[0]] = self._values[i]
             elif kind == "qd_start":
                 qd0[args[0]] = self._values[i]
-        if s[("init", "static")]:
-            try:
-                q0 = static_equilibrium(cm, q=q0).q
-            except RuntimeError as exc:
-                self._error(f"init.static: {exc}")
-                return False
         solver = {}
         if ("solver", "alpha") in s:
             solver = dict(alpha=float(s[("solver", "alpha")]), beta=float(s[("solver", "beta")]),
                           projection=bool(s[("solver", "projection")]))
         sim = Simulator(cm, step_size=s[("solver", "step_size")], assemble=False, **solver)
-        sim.set_state(q=q0, qd=qd0, t=self._t)
         self._traj_applied = {}
         if not self._apply_trajectories(sim, "fmi2ExitInitializationMode"):
             return False
-        if s.get(("init", "assemble")) and cm.mechanism.solver.assemble:
-            try:
-                sim.assemble(cm.mechanism.solver.assemble)
-            except RuntimeError as exc:
-                self._error(f"init.assemble: {exc}")
-                return False
-            sim.anchor()
+        try:
+            sim.initialize(q0, qd0, t=self._t, static=bool(s[("init", "static")]),
+                           assemble=bool(s.get(("init", "assemble"), True)))
+        except RuntimeError as exc:
+            self._error(f"initialization (init.static / init.assemble): {exc}")
+            return False
         sim.tau_drive[self._input_dofs] = self._values[self._drive_vr]   # initial outputs see the inputs set so far
         sim.body_force[self._force_idx] = self._values[self._force_vr]
         self._sim = sim
