@@ -65,6 +65,7 @@ class Simulator:
         self._sup = np.zeros((m.sup_body.shape[0], 3))
         self._obj_unique = np.ones(len(cm.constraints), np.int64)
         self._body_unique = np.ones(m.nbody, np.int64)
+        self._check_eliminations()
         self.anchor()
         if assemble and cm.mechanism.solver.assemble:
             self.assemble(cm.mechanism.solver.assemble)
@@ -85,6 +86,22 @@ class Simulator:
                 o[i] = float(val)
         if projection is not None:
             o[3] = float(bool(projection))
+
+    def _check_eliminations(self) -> None:
+        """User-eliminated rows (ConstraintSolver.eliminate) must be redundant: dropping them may
+        not lower the rank of C at the start configuration (paper 004 section 3.1)."""
+        m = self.model
+        if not m.nc or not np.any(m.con_elim):
+            return
+        _kin.forward_kinematics(self._m, self._d, self.q, self.qd)
+        _cons.constraint_terms(self._m, self._d, self.q, self.qd, self.t)
+        C = self.data.con_C
+        keep = np.asarray(m.con_elim) == 0
+        r_all, r_keep = np.linalg.matrix_rank(C), np.linalg.matrix_rank(C[keep])
+        if r_keep < r_all:
+            rows = [lab for lab, e in zip(self.cm.row_labels, m.con_elim) if e]
+            raise ValueError(f"'{self.cm.name}': the eliminated rows {rows} are not redundant: without them the "
+                             f"constraint matrix has rank {r_keep} instead of {r_all} (a constraint would be lost)")
 
     def anchor(self) -> None:
         """Offsets of the 'relative' constraint rows so that they hold at the current state

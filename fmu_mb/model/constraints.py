@@ -297,12 +297,12 @@ class CutJoint(Constraint):
         return [self.link_a, self.link_b]
 
     def validate(self):
-        super().validate()
         owner = f"CutJoint '{self.name}'"
         if self.kind not in _CUT_KINDS:
             raise ValueError(f"{owner}: kind must be one of {_CUT_KINDS} (got {self.kind!r})")
         if self.planar and self.kind == "spherical":
             raise ValueError(f"{owner}: a spherical cut joint cannot be planar")
+        super().validate()
         _vec3(owner, "origin_a", self.origin_a)
         _vec3(owner, "origin_b", self.origin_b)
         _frame(owner, self.rotation_a)

@@ -59,11 +59,12 @@ class Trajectory:
     def set(self, **values) -> None:
         """Change parameters (validated: finite, within the declared range, and the
         trajectory's own consistency checks)."""
-        old = {k: getattr(self, k) for k in values}
-        for k, v in values.items():
+        for k in values:
             if k not in self.PARAMS:
                 raise KeyError(f"trajectory '{self.name}' has no parameter {k!r} "
                                f"(parameters: {', '.join(self.PARAMS) or 'none'})")
+        old = {k: getattr(self, k) for k in values}
+        for k, v in values.items():
             object.__setattr__(self, k, float(v))
         try:
             self.validate()
