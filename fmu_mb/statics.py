@@ -11,6 +11,11 @@ springs, the RFEM sde angles and every joint with a spring) and **held** ones
 the held ones report the generalized force needed to hold them. Newton's method
 with a central-difference Jacobian of r over the free coordinates, with step
 halving when a full step does not reduce the residual.
+
+With constraints (:func:`constrained_static_equilibrium`) the position-level rows Φ(q, t)
+of chosen groups (loop closures, fixed base, programmed path) hold as well, with their
+multipliers λ as unknowns: r(q) − Cᵀλ = 0 on the free coordinates, Φ = 0 (the static form
+of paper 000 eq. 26 / paper 003 eq. 61).
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import algorithms as alg
+from .kernels import constraints as _cons
+from .kernels import kinematics as _kin
 from .model.compile import CompiledMechanism
 from .model.compiled import make_data
 
@@ -92,3 +99,80 @@ def static_equilibrium(cm: CompiledMechanism, q=None, free=None, tau_drive=None,
         q, r, err = qn, rn, en
         it += 1
     return StaticSolution(q, r, free, it, float(err))
+
+
+@dataclass
+class ConstrainedStaticSolution(StaticSolution):
+    lam: np.ndarray               # multipliers of the enforced rows (order of ``rows``), N or N·m
+    rows: np.ndarray              # enforced constraint rows (indices into the model's rows)
+
+
+def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, groups=("kinematic", "base"),
+                                   t: float = 0.0, tol: float = 1e-9,
+                                   maxit: int = 50) -> ConstrainedStaticSolution:
+    """Equilibrium at rest with the position-level constraint rows of ``groups`` enforced.
+
+    Unknowns: every coordinate except ``hold`` (coordinate names such as ``"R11.q"`` or
+    indices; default: hold the coordinates that are neither elastic nor needed, i.e. every
+    non-elastic one) and the multipliers λ of the enforced rows; equations
+
+        b(q, 0) − τ_pas(q, 0) − C_fᵀ λ = 0   (free coordinates),   Φ(q, t) = 0,
+
+    C = Φ_q from the constraint kernels (exact), the stiffness ∂(b − τ_pas − Cᵀλ)/∂q by
+    central differences. Newton with a least-squares step (the system is singular when held
+    coordinates and rows over-determine a loop consistently, e.g. a redundant closure).
+    ``holding`` reports b − τ_pas − Cᵀλ at every coordinate: the drive forces that hold
+    the held ones. Raises RuntimeError without convergence to ``tol`` (N, N·m, m) in ``maxit``."""
+    from .model.constraints import GROUPS
+    bad = [g for g in groups if g not in GROUPS]
+    if bad:
+        raise ValueError(f"constrained statics: unknown constraint groups {bad} (groups: {', '.join(GROUPS)})")
+    m = cm.model
+    data = make_data(m)
+    ms, ds = m.struct, data.struct
+    zero = np.zeros(m.nv)
+    q = np.array(cm.q0 if q is None else q, dtype=float)
+    if hold is None:
+        held = sorted(set(range(m.nv)) - set(elastic_coordinates(cm).tolist()))
+    else:
+        held = sorted(cm.dof(h) if isinstance(h, str) else int(h) for h in hold)
+    free = np.array([k for k in range(m.nv) if k not in set(held)], dtype=np.int64)
+    rows = np.array([r for c in cm.constraints if c.group in groups for r in c.rows
+                     if m.con_kind[r] != _cons.VEL], dtype=np.int64)
+
+    def terms(qq):
+        _kin.forward_kinematics(ms, ds, qq, zero)
+        _cons.constraint_terms(ms, ds, qq, zero, t)
+        return data.con_phi[rows].copy(), data.con_C[rows].copy()
+
+    def force(qq, lam):
+        C = terms(qq)[1]
+        return alg.generalized_gravity_and_springs(m, data, qq) - C.T @ lam
+
+    nf, nr = free.size, rows.size
+    phi, C = terms(q)
+    g = alg.generalized_gravity_and_springs(m, data, q)
+    lam = np.linalg.lstsq(C[:, free].T, g[free], rcond=None)[0] if nr and nf else np.zeros(nr)
+    for it in range(maxit + 1):
+        f = force(q, lam)
+        phi = terms(q)[0]
+        res = np.concatenate([f[free], phi])
+        err = float(np.max(np.abs(res))) if res.size else 0.0
+        if err <= tol:
+            return ConstrainedStaticSolution(q, f, free, it, err, lam, rows)
+        if it == maxit:
+            break
+        C = terms(q)[1]
+        K = np.empty((nf, nf))
+        for k, dof in enumerate(free):
+            dq = 1e-7 * max(1.0, abs(q[dof]))
+            qp, qm = q.copy(), q.copy()
+            qp[dof] += dq
+            qm[dof] -= dq
+            K[:, k] = (force(qp, lam)[free] - force(qm, lam)[free]) / (2 * dq)
+        A = np.block([[K, -C[:, free].T], [C[:, free], np.zeros((nr, nr))]])
+        step = np.linalg.lstsq(A, -res, rcond=None)[0]
+        q[free] += step[:nf]
+        lam += step[nf:]
+    raise RuntimeError(f"constrained static equilibrium of '{cm.name}' did not converge in {maxit} Newton "
+                       f"iterations (residual {err:.3e})")

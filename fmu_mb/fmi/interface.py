@@ -207,9 +207,14 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     for k, axis in enumerate("xyz"):
         itf.add(Var(f"gravity[{k + 1}]", "Real", "parameter", "fixed", f"gravitational acceleration, world {axis}",
                     ("gravity", k), start=float(cm.model.gravity[k]), unit="m/s2", min=-1e3, max=1e3))
+    hold = cm.mechanism.solver.static_hold
+    closed = any(c.group in ("kinematic", "base") for c in cm.constraints)
+    how = ("with the joint coordinates held at their start values" if not closed else
+           "with loop-closure and fixed-base constraints enforced and " +
+           (f"{', '.join(h.removesuffix('.q') for h in hold)} held" if hold else "the joint coordinates held"))
     itf.add(Var("init.static", "Boolean", "parameter", "fixed",
                 "start from static equilibrium: solve the elastic coordinates (flexible base, RFEM sdes, joint "
-                "springs) for gravity with the joint coordinates held at their start values (papers 000, 001)",
+                f"springs) for gravity {how} at their start values (papers 000, 001)",
                 ("init", "static"), start=bool(static_start)))
     if has_con:
         solver = cm.mechanism.solver

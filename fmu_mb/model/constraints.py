@@ -405,6 +405,10 @@ class ConstraintSolver:
     assemble: constraint groups a new simulation makes consistent at its start (positions
     solved, velocities projected): loops must close; programmed constraints are included only
     where the paper starts on them (paper 000's manipulator starts off its path on purpose).
+    static_hold: coordinate names held at their start values when a simulation starts from
+    statics with loop or base constraints (``init.static``;
+    fmu_mb.statics.constrained_static_equilibrium): the drives that place the mechanism.
+    None: hold every coordinate that is not elastic (base on supports, RFEM sdes, springs).
     """
     formulation: str = "gpme"
     alpha: float = 0.0
@@ -416,6 +420,7 @@ class ConstraintSolver:
     rank_tol: float = 1e-9
     repartition_ratio: float = 1e-3
     assemble: tuple = ("kinematic", "base", "nonholonomic")
+    static_hold: tuple | None = None
 
     def validate(self) -> None:
         if self.formulation not in ("gpme", "lagrange"):

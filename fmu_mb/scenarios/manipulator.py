@@ -4,7 +4,7 @@ The eight variants S_{r|fl}_L_{r|fl}_J_{nf|f} (rigid/flexible base support, rigi
 (1,2), ideal/LuGre joints) of ``models/manipulator.py`` run for t_k = 4 s with RK4 at the model's
 FMU step (Baumgarte α = 1e3, β = 1e2). Every run starts from the static equilibrium of the whole
 constrained system with E at A (gravity held by the supports, the sde springs and the force of
-the programmed constraint; :func:`static_start`), after which E is moved 1 cm off A along slider
+the programmed constraint; ``models/manipulator.static_start``), after which E is moved 1 cm off A along slider
 (1,5) — the starting point "*" of Fig. 7 — and q̇ = 0, z = 0. Output:
 
   fig07_trajectory.png    E in the y^(P) z^(P) plane and its world coordinates x, y, z (Fig. 7)
@@ -29,11 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import algorithms as alg
 from .. import registry
-from ..kernels import constraints as _cons
-from ..kernels import kinematics as _kin
-from ..model import compile_mechanism, make_data
+from ..model import compile_mechanism
 from ..simulator import Simulator
 
 JOINTS = ("phi11", "psi12", "psi13", "x14", "x15")
@@ -47,64 +44,6 @@ def variant_name(base: str, link: str, friction: str) -> str:
             f"_J_{'nf' if friction == 'none' else 'f'}")
 
 
-# ------------------------------------------------------------------ initial state
-def constrained_statics(cm, q=None, t: float = 0.0, tol: float = 1e-9, maxit: int = 30) -> tuple:
-    """Static equilibrium of the constrained mechanism: G(q) = Cᵀλ, Φ(q, t) = 0 for every
-    coordinate (joints, sdes, base), λ the constraint forces (base and programmed). Newton on
-    the KKT system; G = generalized gravity and spring forces at rest, C and Φ from the
-    constraint kernels, ∂(G − Cᵀλ)/∂q by central differences. Returns (q, λ, residual N or N·m).
-    fmu_mb.statics.static_equilibrium holds the joints instead and ignores the constraints,
-    which leaves the free joints of this arm (and a pin-ended RFEM link) out of balance."""
-    m = cm.model
-    data = make_data(m)
-    ms, ds = m.struct, data.struct
-    nv, nc = m.nv, m.nc
-    zero = np.zeros(nv)
-    q = np.array(cm.q0 if q is None else q, dtype=float)
-
-    def terms(qq):
-        _kin.forward_kinematics(ms, ds, qq, zero)
-        _cons.constraint_terms(ms, ds, qq, zero, t)
-        return data.con_C.copy(), data.con_phi.copy()
-
-    def grad(qq, lam):
-        G = alg.generalized_gravity_and_springs(m, data, qq)
-        C, _ = terms(qq)
-        return G - C.T @ lam
-
-    C, phi = terms(q)
-    G = alg.generalized_gravity_and_springs(m, data, q)
-    lam = np.linalg.lstsq(C.T, G, rcond=None)[0]
-    for it in range(maxit):
-        r1 = grad(q, lam)
-        C, phi = terms(q)
-        err = max(np.abs(r1).max(), np.abs(phi).max())
-        if err < tol:
-            return q, lam, float(err)
-        K = np.empty((nv, nv))
-        for j in range(nv):
-            dq = 1e-6 * max(1.0, abs(q[j]))
-            qp, qm = q.copy(), q.copy()
-            qp[j] += dq
-            qm[j] -= dq
-            K[:, j] = (grad(qp, lam) - grad(qm, lam)) / (2 * dq)
-        A = np.block([[K, -C.T], [C, np.zeros((nc, nc))]])
-        step = np.linalg.solve(A, -np.concatenate([r1, phi]))
-        q = q + step[:nv]
-        lam = lam + step[nv:]
-    raise RuntimeError(f"constrained statics of '{cm.name}' did not converge in {maxit} iterations "
-                       f"(residual {err:.3e})")
-
-
-def static_start(cm, offset: float | None = None) -> np.ndarray:
-    """The start of the paper's run: equilibrium with E at A (:func:`constrained_statics`), then
-    E moved ``offset`` (default the model's START_OFFSET, 1 cm) off A along slider (1,5)."""
-    mod = registry.load("manipulator")
-    q, _, _ = constrained_statics(cm)
-    q[cm.dof("x15.q")] += mod.START_OFFSET if offset is None else offset
-    return q
-
-
 # ------------------------------------------------------------------ one run
 def simulate(base="rigid", link="rigid", friction="none", h: float | None = None, T: float = 4.0,
              dt_force: float = 1e-4, dt_out: float = 1e-3, formulation="gpme", n_div: int | None = None) -> dict:
@@ -116,7 +55,7 @@ def simulate(base="rigid", link="rigid", friction="none", h: float | None = None
     if n_div is not None:
         opts["n_div"] = n_div
     cm = compile_mechanism(registry.build("manipulator", **opts))
-    q0 = static_start(cm)
+    q0 = mod.static_start(cm)
     sim = Simulator(cm, step_size=h)
     sim.set_state(q=q0)
     axis = {j: cm.model.body_axis[cm.joint(j).body].copy() for j in JOINTS}
@@ -184,7 +123,8 @@ def rms_value(t, F) -> float:
 def violation_bounds(series, t_moves: float = 1.0, t_transient: float = 2.2) -> tuple[float, float]:
     """(max |Φ_p| from B on (t ≥ 1 s), max |Φ_p| after the transient (t ≥ 2.2 s)), m."""
     t, v = series["t"], series["violation"]
-    return float(v[t >= t_moves - 1e-9].max()), float(v[t >= t_transient - 1e-9].max())
+    a, b = v[t >= t_moves - 1e-9], v[t >= t_transient - 1e-9]
+    return (float(a.max()) if a.size else float("nan")), (float(b.max()) if b.size else float("nan"))
 
 
 # ------------------------------------------------------------------ plots
