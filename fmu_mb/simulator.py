@@ -197,18 +197,19 @@ class Simulator:
     def initialize(self, q=None, qd=None, t: float = 0.0, static: bool = False, assemble: bool = True) -> None:
         """The start the FMUs use: coordinates q (default the description's q0), with
         ``static`` the elastic coordinates replaced by the static equilibrium (statics module:
-        base on springs, RFEM sdes, joint springs; joints held, or those of the solver's
-        ``static_hold`` with loop-closure and fixed-base rows enforced), rates qd, time t; relative
+        base on springs, RFEM sdes, joint springs; joints held, or with constraints of the
+        solver's ``static_groups`` those of its ``static_hold``), rates qd, time t; relative
         constraints anchored; with ``assemble`` the constraint groups of the mechanism's
         ConstraintSolver.assemble made consistent. Raises RuntimeError if statics or the
         assembly do not converge."""
         from .statics import constrained_static_equilibrium, static_equilibrium
         q = np.array(self.cm.q0 if q is None else q, dtype=float)
         if static:
-            groups = tuple(g for g in ("kinematic", "base") if any(c.group == g for c in self.cm.constraints))
+            solver = self.cm.mechanism.solver
+            groups = tuple(g for g in solver.static_groups if any(c.group == g for c in self.cm.constraints))
             if groups:
-                q = constrained_static_equilibrium(self.cm, q=q, hold=self.cm.mechanism.solver.static_hold,
-                                                   groups=groups, t=t).q
+                q = constrained_static_equilibrium(self.cm, q=q, hold=solver.static_hold, groups=groups, t=t,
+                                                   model=self.model).q
             else:
                 q = static_equilibrium(self.cm, q=q).q
         self.set_state(q=q, qd=self.cm.qd0 if qd is None else qd, t=t)

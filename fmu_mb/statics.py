@@ -103,13 +103,15 @@ def static_equilibrium(cm: CompiledMechanism, q=None, free=None, tau_drive=None,
 
 @dataclass
 class ConstrainedStaticSolution(StaticSolution):
+    # residual: max(|r_free| / force scale, |Φ|) (see constrained_static_equilibrium)
     lam: np.ndarray               # multipliers of the enforced rows (order of ``rows``), N or N·m
-    rows: np.ndarray              # enforced constraint rows (indices into the model's rows)
+    rows: np.ndarray              # enforced constraint rows (indices into the model's rows; a fixed
+                                  # base is held instead, its reaction is in ``holding``)
 
 
 def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, groups=("kinematic", "base"),
-                                   t: float = 0.0, tol: float = 1e-9,
-                                   maxit: int = 50) -> ConstrainedStaticSolution:
+                                   t: float = 0.0, tol: float = 1e-9, maxit: int = 50,
+                                   model=None) -> ConstrainedStaticSolution:
     """Equilibrium at rest with the position-level constraint rows of ``groups`` enforced.
 
     Unknowns: every coordinate except ``hold`` (coordinate names such as ``"R11.q"`` or
@@ -122,12 +124,16 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
     central differences. Newton with a least-squares step (the system is singular when held
     coordinates and rows over-determine a loop consistently, e.g. a redundant closure).
     ``holding`` reports b − τ_pas − Cᵀλ at every coordinate: the drive forces that hold
-    the held ones. Raises RuntimeError without convergence to ``tol`` (N, N·m, m) in ``maxit``."""
-    from .model.constraints import GROUPS
+    the held ones. Converged when |Φ| ≤ tol (m, rad) and the force residual ≤ tol·max(1, largest
+    generalized gravity/spring force at the start) (N, N·m): relative, since a 20 t crane's
+    forces of 1e4 N do not balance to 1e-9 N in double precision. ``model``: the Model to use
+    (default cm.model; a Simulator passes its own, which holds its trajectory inputs).
+    Raises RuntimeError without convergence in ``maxit`` iterations."""
+    from .model.constraints import GROUPS, FixedBase
     bad = [g for g in groups if g not in GROUPS]
     if bad:
         raise ValueError(f"constrained statics: unknown constraint groups {bad} (groups: {', '.join(GROUPS)})")
-    m = cm.model
+    m = cm.model if model is None else model
     data = make_data(m)
     ms, ds = m.struct, data.struct
     zero = np.zeros(m.nv)
@@ -136,9 +142,17 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
         held = sorted(set(range(m.nv)) - set(elastic_coordinates(cm).tolist()))
     else:
         held = sorted(cm.dof(h) if isinstance(h, str) else int(h) for h in hold)
+    # the fixed base Φ_b = q^(b) = 0 (paper 000 eq. 32) is held directly: as six multiplier rows
+    # against a base without supports it left Newton stalled at 5e-9 relative (crane, rigid base)
+    fixed = [c for c in cm.constraints if c.group in groups and isinstance(c.constraint, FixedBase)]
+    for c in fixed:
+        a = cm.joint(c.constraint.joint).dofadr
+        q[a:a + 6] = 0.0
+        held = sorted(set(held) | set(range(a, a + 6)))
+    skip = {r for c in fixed for r in c.rows}
     free = np.array([k for k in range(m.nv) if k not in set(held)], dtype=np.int64)
     rows = np.array([r for c in cm.constraints if c.group in groups for r in c.rows
-                     if m.con_kind[r] != _cons.VEL], dtype=np.int64)
+                     if m.con_kind[r] != _cons.VEL and r not in skip], dtype=np.int64)
 
     def terms(qq):
         _kin.forward_kinematics(ms, ds, qq, zero)
@@ -153,10 +167,11 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
     phi, C = terms(q)
     g = alg.generalized_gravity_and_springs(m, data, q)
     lam = np.linalg.lstsq(C[:, free].T, g[free], rcond=None)[0] if nr and nf else np.zeros(nr)
+    fscale = max(1.0, float(np.abs(g).max()))
     for it in range(maxit + 1):
         f = force(q, lam)
         phi = terms(q)[0]
-        res = np.concatenate([f[free], phi])
+        res = np.concatenate([f[free] / fscale, phi])
         err = float(np.max(np.abs(res))) if res.size else 0.0
         if err <= tol:
             return ConstrainedStaticSolution(q, f, free, it, err, lam, rows)
@@ -171,8 +186,8 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
             qm[dof] -= dq
             K[:, k] = (force(qp, lam)[free] - force(qm, lam)[free]) / (2 * dq)
         A = np.block([[K, -C[:, free].T], [C[:, free], np.zeros((nr, nr))]])
-        step = np.linalg.lstsq(A, -res, rcond=None)[0]
+        step = np.linalg.lstsq(A, -np.concatenate([f[free], phi]), rcond=None)[0]
         q[free] += step[:nf]
         lam += step[nf:]
     raise RuntimeError(f"constrained static equilibrium of '{cm.name}' did not converge in {maxit} Newton "
-                       f"iterations (residual {err:.3e})")
+                       f"iterations (relative residual {err:.3e})")

@@ -207,7 +207,12 @@ def build(base: str = "rigid", link: str = "rigid", friction: str = "none", mode
         mech.constraints.append(PointTrajectory("path", "link15", (A5, 0.0, 0.0), rectangle(), axes=(0, 1, 2),
                                                 frame=(np.eye(3), np.array(PLANE_ORIGIN))))
     # the paper starts off the path on purpose (Baumgarte removes it); the base constraint holds at q_b = 0
-    mech.solver = ConstraintSolver(formulation=formulation, alpha=ALPHA, beta=BETA, assemble=())
+    # FMU start (init.static, default true): programmed mode at rest in the equilibrium with E at A
+    # (static_start with zero offset; the paper's 1 cm offset "*" is the scenario's start); torque
+    # mode with the joints held by their drives at their start values
+    mech.solver = ConstraintSolver(formulation=formulation, alpha=ALPHA, beta=BETA, assemble=(),
+                                   static_groups=("base", "programmed"),
+                                   static_hold=() if mode == "programmed" else None)
     return mech
 
 
@@ -216,11 +221,12 @@ def static_start(cm, offset: float = START_OFFSET) -> np.ndarray:
     mechanism with E held at A by the programmed rows (every coordinate free: gravity balanced
     by the supports or the base rows, the sde springs and the force at E; paper 000 starts
     from statics), then E moved ``offset`` (m) off A along slider (1,5), the point "*".
-    The FMU's ``init.static`` instead holds the five joints at the description's start (which
-    is this configuration for S_r_L_r) and settles only the base and link (1,2)."""
+    The FMU's ``init.static`` (default true) starts from the same statics without the offset
+    (the solver's static_groups / static_hold below)."""
     from fmu_mb.statics import constrained_static_equilibrium
     q0 = np.array(cm.q0, dtype=float)
     q0[cm.dof("x15.q")] -= START_OFFSET
-    q = constrained_static_equilibrium(cm, q=q0, hold=(), groups=("base", "programmed"), tol=1e-9).q
+    groups = tuple(g for g in ("base", "programmed") if any(c.group == g for c in cm.constraints))
+    q = constrained_static_equilibrium(cm, q=q0, hold=(), groups=groups, tol=1e-9).q
     q[cm.dof("x15.q")] += offset
     return q

@@ -207,14 +207,20 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     for k, axis in enumerate("xyz"):
         itf.add(Var(f"gravity[{k + 1}]", "Real", "parameter", "fixed", f"gravitational acceleration, world {axis}",
                     ("gravity", k), start=float(cm.model.gravity[k]), unit="m/s2", min=-1e3, max=1e3))
-    hold = cm.mechanism.solver.static_hold
-    closed = any(c.group in ("kinematic", "base") for c in cm.constraints)
-    how = ("with the joint coordinates held at their start values" if not closed else
-           "with loop-closure and fixed-base constraints enforced and " +
-           (f"{', '.join(h.removesuffix('.q') for h in hold)} held" if hold else "the joint coordinates held"))
+    solver = cm.mechanism.solver
+    hold = solver.static_hold
+    groups = [g for g in solver.static_groups if any(c.group == g for c in cm.constraints)]
+    names = {"kinematic": "loop-closure", "base": "fixed-base", "programmed": "programmed"}
+    if not groups:
+        how = "with the joint coordinates held at their start values"
+    else:
+        held = ("the joint coordinates held at their start values" if hold is None else
+                f"{', '.join(h.removesuffix('.q') for h in hold)} held at their start values" if hold else
+                "every coordinate free")
+        how = f"with the {', '.join(names[g] for g in groups)} constraints enforced and {held}"
     itf.add(Var("init.static", "Boolean", "parameter", "fixed",
                 "start from static equilibrium: solve the elastic coordinates (flexible base, RFEM sdes, joint "
-                f"springs) for gravity {how} at their start values (papers 000, 001)",
+                f"springs) for gravity {how} (papers 000, 001)",
                 ("init", "static"), start=bool(static_start)))
     if has_con:
         solver = cm.mechanism.solver

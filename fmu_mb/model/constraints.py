@@ -405,10 +405,13 @@ class ConstraintSolver:
     assemble: constraint groups a new simulation makes consistent at its start (positions
     solved, velocities projected): loops must close; programmed constraints are included only
     where the paper starts on them (paper 000's manipulator starts off its path on purpose).
-    static_hold: coordinate names held at their start values when a simulation starts from
-    statics with loop or base constraints (``init.static``;
-    fmu_mb.statics.constrained_static_equilibrium): the drives that place the mechanism.
-    None: hold every coordinate that is not elastic (base on supports, RFEM sdes, springs).
+    static_groups: constraint groups whose position rows hold in the statics a simulation
+    starts from (``init.static``; fmu_mb.statics.constrained_static_equilibrium), with their
+    multipliers: loop closures and the fixed base by default; add "programmed" to start at
+    rest on the programmed path.
+    static_hold: coordinate names held at their start values in those statics (the drives
+    that place the mechanism). None: hold every coordinate that is not elastic (base on
+    supports, RFEM sdes, springs); () holds nothing.
     """
     formulation: str = "gpme"
     alpha: float = 0.0
@@ -420,6 +423,7 @@ class ConstraintSolver:
     rank_tol: float = 1e-9
     repartition_ratio: float = 1e-3
     assemble: tuple = ("kinematic", "base", "nonholonomic")
+    static_groups: tuple = ("kinematic", "base")
     static_hold: tuple | None = None
 
     def validate(self) -> None:
@@ -433,6 +437,13 @@ class ConstraintSolver:
             v = getattr(self, f)
             if not (isinstance(v, (int, float)) and lo <= v <= hi):
                 raise ValueError(f"ConstraintSolver: {f} must lie in [{lo:g}, {hi:g}] (got {v!r})")
+        bad = [g for g in self.static_groups if g not in GROUPS or g == "nonholonomic"]
+        if bad:
+            raise ValueError(f"ConstraintSolver: static_groups names {bad}; statics can hold the position-level "
+                             f"groups kinematic, programmed, base")
+        if self.static_hold is not None and not all(isinstance(h, str) for h in self.static_hold):
+            raise ValueError(f"ConstraintSolver: static_hold must be None or a tuple of coordinate names such as "
+                             f"'joint.q' (got {self.static_hold!r})")
         bad = [g for g in self.assemble if g not in GROUPS]
         if bad:
             raise ValueError(f"ConstraintSolver: assemble names unknown groups {bad} (groups: {', '.join(GROUPS)})")
