@@ -115,8 +115,8 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
     """Equilibrium at rest with the position-level constraint rows of ``groups`` enforced.
 
     Unknowns: every coordinate except ``hold`` (coordinate names such as ``"R11.q"`` or
-    indices; default: hold the coordinates that are neither elastic nor needed, i.e. every
-    non-elastic one) and the multipliers λ of the enforced rows; equations
+    indices; default: every coordinate that is not elastic) and the multipliers λ of the
+    enforced rows; a fixed base (Φ_b = q^(b) = 0) is held at zero instead of adding rows; equations
 
         b(q, 0) − τ_pas(q, 0) − C_fᵀ λ = 0   (free coordinates),   Φ(q, t) = 0,
 
