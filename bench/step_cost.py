@@ -4,7 +4,7 @@ Run:  python bench/step_cost.py [--quick]
 
 Part 1 — the five-axis tree of paper 002 (5 revolute joints, paper's inertias),
 integrated with classical RK4 at h = 1 ms under constant joint torques:
-  * fmu_mb: ``rk4_steps`` (jitted loop over steps);
+  * fmu_mb: ``rk4_steps_tree`` (jitted loop over steps);
   * MuJoCo: the same chain in MJCF with integrator="RK4", contacts and
     constraints disabled, stepped by ``mujoco.rollout`` (C loop) and by
     ``mj_step`` from Python;
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fmu_mb import registry  # noqa: E402
-from fmu_mb.kernels.integrators import rk4_steps  # noqa: E402
+from fmu_mb.kernels.integrators import rk4_steps_tree  # noqa: E402
 from fmu_mb.model import Beam, Body, Joint, Mechanism, compile_mechanism, make_data  # noqa: E402
 
 H = 1e-3
@@ -63,7 +63,7 @@ def mjcf_five_axis(fa) -> str:
 
 
 class FmuMb:
-    name = "fmu_mb (numba, rk4_steps)"
+    name = "fmu_mb (numba, rk4_steps_tree)"
     h = H
 
     def __init__(self, mech):
@@ -78,7 +78,7 @@ class FmuMb:
         self.tau[:] = tau
 
     def run(self, n):
-        if not rk4_steps(self.m, self.d, self.x, 0.0, self.tau, self.h, n):
+        if not rk4_steps_tree(self.m, self.d, self.x, 0.0, self.tau, self.h, n):
             raise RuntimeError(f"{self.cm.name}: state became non-finite at h = {self.h} s")
 
     def q(self):

@@ -24,7 +24,8 @@ from .kernels import energy as _energy
 from .kernels import forces as _forces
 from .kernels import integrators as _int
 from .kernels import kinematics as _kin
-from .kernels.system import derivative
+from .kernels.constrained import constrained_derivative
+from .kernels.system import tree_derivative
 from .model.compile import CompiledMechanism
 from .model.compiled import make_data
 from .model.constraints import COORD, ORI, VEL
@@ -55,6 +56,12 @@ class Simulator:
         self.set_solver(**solver)
         self.data = make_data(self.model)
         self._m, self._d = self.model.struct, self.data.struct
+        if self.model.nc:           # one kernel family per instance: numba compiles only what is called
+            self._derivative, self._rk4_step, self._rk4_steps = (constrained_derivative, _int.rk4_step_constrained,
+                                                                 _int.rk4_steps_constrained)
+        else:
+            self._derivative, self._rk4_step, self._rk4_steps = (tree_derivative, _int.rk4_step_tree,
+                                                                 _int.rk4_steps_tree)
         self.h = float(step_size)
         m = self.model
         self.x = alg.state_vector(m, cm.q0, cm.qd0)
@@ -255,9 +262,9 @@ class Simulator:
         rem = dt - n * self.h
         self._backup[:] = self.x
         part = self._partition()
-        ok = _int.rk4_steps(self._m, self._d, self.x, self.t, self.tau_drive, self.h, n)
+        ok = self._rk4_steps(self._m, self._d, self.x, self.t, self.tau_drive, self.h, n)
         if ok and rem > 1e-9 * self.h:
-            _int.rk4_step(self._m, self._d, self.x, self.t + n * self.h, self.tau_drive, rem)
+            self._rk4_step(self._m, self._d, self.x, self.t + n * self.h, self.tau_drive, rem)
             ok = bool(np.all(np.isfinite(self.x)))
         if not ok:
             self.x[:] = self._backup
@@ -278,7 +285,7 @@ class Simulator:
     def evaluate(self) -> np.ndarray:
         """Run the pipeline at the current state: fills q̈, reactions, friction, λ in ``data``;
         returns ẋ."""
-        derivative(self._m, self._d, self.x, self.t, self.tau_drive, self._xdot)
+        self._derivative(self._m, self._d, self.x, self.t, self.tau_drive, self._xdot)
         return self._xdot
 
     # ------------------------------------------------------------------ partition state

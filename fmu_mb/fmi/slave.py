@@ -165,7 +165,7 @@ class MechanismSlave(TableSlave):
         return True
 
     def _prepare_outputs(self) -> None:
-        """The output spec table of kernels.outputs.gather_outputs (one row per output)."""
+        """The output spec table of kernels.outputs.gather_outputs_* (one row per output)."""
         sim, vars_ = self._sim, self._itf.vars
         cobj = {c.name: i for i, c in enumerate(sim.cm.constraints)}
         beams = {b.name: b for b in sim.cm.beams}
@@ -251,11 +251,12 @@ class MechanismSlave(TableSlave):
 
     def _refresh(self) -> None:
         """Evaluate the pipeline at the current state and copy every output into self._values
-        (one jitted call, kernels.outputs.gather_outputs)."""
+        (one jitted call, kernels.outputs.gather_outputs_*)."""
         sim = self._sim
         sim.t = self._t                       # the FMU's time is authoritative (e.g. after fmi2SetFMUstate)
-        K.gather_outputs(sim._m, sim._d, sim.x, sim.t, sim.tau_drive, self._xdot, self._spec_vr, self._spec_kind,
-                         self._spec_a, self._spec_b, self._spec_f, self._values)
+        gather = K.gather_outputs_constrained if sim.model.nc else K.gather_outputs_tree
+        gather(sim._m, sim._d, sim.x, sim.t, sim.tau_drive, self._xdot, self._spec_vr, self._spec_kind,
+               self._spec_a, self._spec_b, self._spec_f, self._values)
 
     def _state(self):
         """(x followed by the solver state — coordinate partition, relative-constraint offsets —

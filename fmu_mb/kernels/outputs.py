@@ -1,7 +1,8 @@
 """All FMU outputs in one pass: evaluate the pipeline at the current state and gather.
 
-``gather_outputs`` runs the staged pipeline (placements, q̈, reactions, friction)
-at state x and writes every requested output into ``vals`` according to a spec
+``gather_outputs_tree`` / ``gather_outputs_constrained`` (picked by the number of
+constraint rows, see kernels.integrators on why there are two) run the staged pipeline
+(placements, q̈, reactions, friction, constraint forces) at state x and write every requested output into ``vals`` according to a spec
 table — one row per output value reference — so a co-simulation step costs one
 jitted call for its outputs instead of dozens of numpy operations.
 
@@ -30,8 +31,8 @@ import math
 
 from numba import njit
 
-from .system import derivative
-from .constrained import uniqueness
+from .constrained import constrained_derivative, uniqueness
+from .dynamics import state_derivative
 from .forces import elastic_energy, support_force
 from .kinematics import point_position
 from .spatial import kinetic_energy
@@ -41,24 +42,37 @@ from .spatial import kinetic_energy
 
 
 @njit(cache=True, error_model="numpy")
-def gather_outputs(m, d, x, time, tau_drive, xdot, vr, kind, a, b, f, vals):
-    """Evaluate the pipeline at x, time ``time`` (driving forces tau_drive) and fill
-    vals[vr[k]] for every spec row k."""
-    derivative(m, d, x, time, tau_drive, xdot)
+def gather_outputs_tree(m, d, x, time, tau_drive, xdot, vr, kind, a, b, f, vals):
+    """Evaluate the pipeline of a mechanism without constraint rows at x (driving forces
+    tau_drive) and fill vals[vr[k]] for every spec row k."""
+    state_derivative(m, d, x, tau_drive, xdot)
+    _fill(m, d, x, vr, kind, a, b, f, vals)
+
+
+@njit(cache=True, error_model="numpy")
+def gather_outputs_constrained(m, d, x, time, tau_drive, xdot, vr, kind, a, b, f, vals):
+    """The same for a constrained mechanism at time ``time``, with the reaction-uniqueness
+    test (paper 004) when a uniqueness flag is among the outputs."""
+    constrained_derivative(m, d, x, time, tau_drive, xdot)
+    for k in range(kind.shape[0]):
+        if kind[k] == UQJ or kind[k] == UQC:
+            uniqueness(m, d, d.uq_obj, d.uq_body)
+            break
+    _fill(m, d, x, vr, kind, a, b, f, vals)
+
+
+@njit(cache=True, error_model="numpy")
+def _fill(m, d, x, vr, kind, a, b, f, vals):
+    """vals[vr[k]] for every spec row k, from the pipeline's last evaluation at x."""
     nv, nb = m.nv, m.nbody
     fF, fM, oR, op, w, vl = d.fF, d.fM, d.oR, d.op, d.w, d.vl
     ax, load, tfric = m.body_axis, d.fric_load, d.tau_fric
     ek = 0.0
     ep = 0.0
     need_energy = False
-    need_unique = False
     for k in range(kind.shape[0]):
         if kind[k] == EK or kind[k] == EP:
             need_energy = True
-        if kind[k] == UQJ or kind[k] == UQC:
-            need_unique = True
-    if need_unique and m.nc > 0:
-        uniqueness(m, d, d.uq_obj, d.uq_body)
     if need_energy:
         mass, com, Ic, g = m.body_mass, m.body_com, m.body_Ic, m.gravity
         for i in range(nb):
