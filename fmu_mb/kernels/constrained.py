@@ -200,11 +200,12 @@ def factor(m, d):
             lu_solve(Cd, r, cpiv, x)
             for i in range(r):
                 Dm[cols[i], j] = x[i]
-        for j in range(ni):
+        for j in range(ni):                     # row j of Dmᵀ M: Dm's column j is e_c + Σ_i x_i e_cols[i]
+            c = cols[r + j]
             for k in range(nv):
-                s = 0.0
-                for i in range(nv):
-                    s += Dm[i, j] * M[i, k]
+                s = M[c, k]
+                for i in range(r):
+                    s += Dm[cols[i], j] * M[cols[i], k]
                 K[j, k] = s
         for i in range(r):
             for k in range(nv):
@@ -262,10 +263,10 @@ def solve(m, d, f, with_gamma, qdd, lam):
             qdd[k] = s
     else:
         ni = nv - r
-        for j in range(ni):
-            s = 0.0
-            for k in range(nv):
-                s += Dm[k, j] * f[k]
+        for j in range(ni):                     # Dmᵀ f with Dm's sparsity (see factor)
+            s = f[cols[r + j]]
+            for i in range(r):
+                s += Dm[cols[i], j] * f[cols[i]]
             x[j] = s
         for i in range(r):
             x[ni + i] = gam[rows[i]] if with_gamma else 0.0
