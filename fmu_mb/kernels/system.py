@@ -3,8 +3,8 @@
 ``derivative(m, d, x, t, tau_drive, xdot)`` dispatches on the number of constraint
 rows: the articulated-body pipeline with the friction loop (kernels.dynamics) for
 trees, the partitioned GPME / Lagrange solve (kernels.constrained) otherwise. It
-compiles both; the simulator calls ``tree_derivative`` or ``constrained_derivative``
-directly (see kernels.integrators on compile time).
+compiles both; the simulator calls one family directly (see kernels.integrators on
+compile time).
 """
 from __future__ import annotations
 
@@ -12,13 +12,6 @@ from numba import njit
 
 from .constrained import constrained_derivative
 from .dynamics import state_derivative
-
-
-@njit(cache=True, error_model="numpy")
-def tree_derivative(m, d, x, t, tau_drive, xdot):
-    """xdot = f(x) of a mechanism without constraint rows (t unused: the signature of
-    :func:`derivative`, so that callers can pick either)."""
-    state_derivative(m, d, x, tau_drive, xdot)
 
 
 @njit(cache=True, error_model="numpy")
