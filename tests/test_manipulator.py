@@ -101,7 +101,7 @@ def test_the_arm_stays_regular_along_the_rectangle():
 # ------------------------------------------------------------------------------------------ violations
 def test_violation_follows_baumgarte_and_meets_the_papers_bounds():
     """S_r_L_r_J_nf at the FMU step over the paper's 4 s: e(t) = e0·b(t) to 1e-8·|e0|
-    (measured 3e-12), hence max |Φ_p| for t ≥ 1 s ≤ 5e-3 m and for t ≥ 2.2 s ≤ 5e-7 m (paper
+    (measured 6.4e-13), hence max |Φ_p| for t ≥ 1 s ≤ 5e-3 m and for t ≥ 2.2 s ≤ 5e-7 m (paper
     000 Fig. 8); and E really went round the rectangle (at t = 1, 2, 3, 4 s E is at B, C, D, A up to the decaying start offset)."""
     r = run(h=H_FMU)
     e0 = r["path"][0]
@@ -125,8 +125,8 @@ def test_every_variant_runs_and_keeps_the_bounds(variant):
     """The seven other S/L/J variants (paper 000 Fig. 6 notation) at the FMU step, 4 s: finite,
     friction loop converged at every evaluation, violation ≤ 5e-3 m from B on and ≤ 5e-7 m
     after 2.2 s. With a flexible link or base the start is the statics of the elastic model,
-    so e0 is again 1 cm and the Baumgarte law holds to 1e-6·|e0| (elastic coordinates feel the
-    violation only through the constraint force, which does not change the law)."""
+    so e0 is again 1 cm, and the Baumgarte law holds to 1e-8·|e0| as in the rigid case (the law
+    does not depend on the model; measured 7.7e-13 for S_fl_L_fl_J_f)."""
     r = run(*variant, h=H_FMU)
     assert np.all(np.isfinite(r["q"]))
     assert r["friction_failures"] == 0
@@ -134,7 +134,7 @@ def test_every_variant_runs_and_keeps_the_bounds(variant):
     assert v[r["t"] >= 1.0 - 1e-9].max() <= 5e-3
     assert v[r["t"] >= 2.2 - 1e-9].max() <= 5e-7
     e0 = r["path"][0]
-    assert np.abs(r["path"] - np.outer(baumgarte(r["t"]), e0)).max() <= 1e-6 * np.linalg.norm(e0)
+    assert np.abs(r["path"] - np.outer(baumgarte(r["t"]), e0)).max() <= 1e-8 * np.linalg.norm(e0)
 
 
 def test_step_size_convergence_of_the_rigid_run():
