@@ -52,7 +52,7 @@ from numba import njit
 from ..model.constraints import VEL
 from .constraints import constraint_terms, constraint_wrenches
 from .crba import crba
-from .dynamics import _newton
+from .dynamics import _newton, write_state_derivative
 from .forces import passive_forces
 from .friction import friction_laws
 from .kinematics import forward_kinematics
@@ -327,8 +327,7 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
     C, Φ, Φ̇."""
     nv, nz, nc = m.nv, m.nz, m.nc
     fdofs, dof_body, group = m.fric_dofs, m.dof_body, m.con_group
-    qdd, zdot, tau_fric, td, power, tau_pas, tau = d.qdd, d.zdot, d.tau_fric, d.tau_drive, d.power, d.tau_pas, \
-        d.tau
+    qdd, tau_fric, td, tau_pas, tau = d.qdd, d.tau_fric, d.tau_drive, d.tau_pas, d.tau
     bias, f, lam, C, lreq = d.bias, d.fvec, d.lam, d.con_C, d.lam_req
     W0, S, tf, iters, resid, fM, fF, dq, dl = d.fric_W0, d.fric_S, d.fric_tf, d.fric_iters, d.fric_resid, \
         d.fM, d.fF, d.v2, d.l2
@@ -393,21 +392,7 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
         if group[k] == 1:
             for j in range(nv):
                 lreq[j] += C[k, j] * lam[k]
-    p_fric = 0.0
-    p_in = 0.0
-    for k in range(nv):
-        xdot[k] = v[k]
-        xdot[nv + k] = qdd[k]
-        p_fric += tau_fric[k] * v[k]
-        p_in += tau_drive[k] * v[k]
-    for k in range(nz):
-        xdot[2 * nv + k] = zdot[k]
-    p_in += d.bf_power[0]
-    power[0] = p_damp + p_fric
-    power[1] = p_in
-    xdot[2 * nv + nz] = p_damp + p_fric
-    xdot[2 * nv + nz + 1] = p_in
-    xdot[2 * nv + nz + 2] = p_con
+    write_state_derivative(m, d, v, tau_drive, p_damp, p_con, xdot)
 
 
 # ----------------------------------------------------------------------------- projection

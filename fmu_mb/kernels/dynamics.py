@@ -233,7 +233,7 @@ def state_derivative(m, d, x, tau_drive, xdot):
     Leaves the whole pipeline's results in ``d``: placements, velocities,
     q̈, joint reaction wrenches (fM, fF), friction loads and torques."""
     nv, nz = m.nv, m.nz
-    qdd, zdot, tau_fric, td, power = d.qdd, d.zdot, d.tau_fric, d.tau_drive, d.power
+    td = d.tau_drive
     q = x[0:nv]
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
@@ -244,6 +244,16 @@ def state_derivative(m, d, x, tau_drive, xdot):
         td[k] = tau_drive[k]
     aba_inertias(m, d)
     solve_with_friction(m, d)
+    write_state_derivative(m, d, v, tau_drive, p_damp, 0.0, xdot)
+
+
+@njit(cache=True, error_model="numpy")
+def write_state_derivative(m, d, v, tau_drive, p_damp, p_con, xdot):
+    """ẋ = [q̇, q̈, ż, P_diss, P_in, P_con] from d.qdd, d.zdot, d.tau_fric and the powers
+    (state layout of fmu_mb.model.compiled); d.power = (dissipated, input). Shared by the tree
+    and the constrained derivative."""
+    nv, nz = m.nv, m.nz
+    qdd, zdot, tau_fric, power = d.qdd, d.zdot, d.tau_fric, d.power
     p_fric = 0.0
     p_in = 0.0
     for k in range(nv):
@@ -258,7 +268,7 @@ def state_derivative(m, d, x, tau_drive, xdot):
     power[1] = p_in
     xdot[2 * nv + nz] = p_damp + p_fric
     xdot[2 * nv + nz + 1] = p_in
-    xdot[2 * nv + nz + 2] = 0.0
+    xdot[2 * nv + nz + 2] = p_con
 
 
 @njit(cache=True, error_model="numpy")

@@ -30,6 +30,26 @@ def support_force(sup_body, sup_point, sup_anchor, sup_k, sup_d, oR, op, w, vl, 
 
 
 @njit(cache=True, error_model="numpy")
+def _add_point_force(extF, extM, b, px, py, pz, fx, fy, fz):
+    """Add force f (body frame) acting at point p of body b to its wrench about the body origin."""
+    extF[b, 0] += fx
+    extF[b, 1] += fy
+    extF[b, 2] += fz
+    extM[b, 0] += py * fz - pz * fy
+    extM[b, 1] += pz * fx - px * fz
+    extM[b, 2] += px * fy - py * fx
+
+
+@njit(cache=True, error_model="numpy")
+def _point_power(vl, w, b, px, py, pz, fx, fy, fz):
+    """Power f·v_p of force f at point p of body b (body frame)."""
+    vx = vl[b, 0] + w[b, 1] * pz - w[b, 2] * py
+    vy = vl[b, 1] + w[b, 2] * px - w[b, 0] * pz
+    vz = vl[b, 2] + w[b, 0] * py - w[b, 1] * px
+    return fx * vx + fy * vy + fz * vz
+
+
+@njit(cache=True, error_model="numpy")
 def passive_forces(m, d, q, v):
     """Fill d.tau_pas, d.extM/extF (supports and body-force inputs, d.bf_power their power);
     return the power dissipated by the dampers (W).
@@ -63,31 +83,17 @@ def passive_forces(m, d, q, v):
         fx = oR[bi, 0, 0] * fw0 + oR[bi, 1, 0] * fw1 + oR[bi, 2, 0] * fw2
         fy = oR[bi, 0, 1] * fw0 + oR[bi, 1, 1] * fw1 + oR[bi, 2, 1] * fw2
         fz = oR[bi, 0, 2] * fw0 + oR[bi, 1, 2] * fw1 + oR[bi, 2, 2] * fw2
-        px, py, pz = sup_point[s, 0], sup_point[s, 1], sup_point[s, 2]
-        extF[bi, 0] += fx
-        extF[bi, 1] += fy
-        extF[bi, 2] += fz
-        extM[bi, 0] += py * fz - pz * fy
-        extM[bi, 1] += pz * fx - px * fz
-        extM[bi, 2] += px * fy - py * fx
+        _add_point_force(extF, extM, bi, sup_point[s, 0], sup_point[s, 1], sup_point[s, 2], fx, fy, fz)
     # body-force inputs (follower forces fixed in their body): wrench and input power
-    bf_body, bf_point, bf_dir, bf_val, w, vl = m.bf_body, m.bf_point, m.bf_dir, d.bf_val, d.w, d.vl
+    bf_body, bf_point, bf_dir, bf_val = m.bf_body, m.bf_point, m.bf_dir, d.bf_val
     bf_rbody, bf_rpoint = m.bf_rbody, m.bf_rpoint
     Pin = 0.0
     for k in range(bf_body.shape[0]):
         bi = bf_body[k]
         px, py, pz = bf_point[k, 0], bf_point[k, 1], bf_point[k, 2]
         fx, fy, fz = bf_val[k] * bf_dir[k, 0], bf_val[k] * bf_dir[k, 1], bf_val[k] * bf_dir[k, 2]
-        extF[bi, 0] += fx
-        extF[bi, 1] += fy
-        extF[bi, 2] += fz
-        extM[bi, 0] += py * fz - pz * fy
-        extM[bi, 1] += pz * fx - px * fz
-        extM[bi, 2] += px * fy - py * fx
-        vx = vl[bi, 0] + w[bi, 1] * pz - w[bi, 2] * py
-        vy = vl[bi, 1] + w[bi, 2] * px - w[bi, 0] * pz
-        vz = vl[bi, 2] + w[bi, 0] * py - w[bi, 1] * px
-        Pin += fx * vx + fy * vy + fz * vz
+        _add_point_force(extF, extM, bi, px, py, pz, fx, fy, fz)
+        Pin += _point_power(vl, w, bi, px, py, pz, fx, fy, fz)
         rb = bf_rbody[k]
         if rb >= 0:
             # the opposite force on the reaction body, in its frame: R_rᵀ R_b f
@@ -98,16 +104,8 @@ def passive_forces(m, d, q, v):
             hy = -(oR[rb, 0, 1] * gx + oR[rb, 1, 1] * gy + oR[rb, 2, 1] * gz)
             hz = -(oR[rb, 0, 2] * gx + oR[rb, 1, 2] * gy + oR[rb, 2, 2] * gz)
             rx, ry, rz = bf_rpoint[k, 0], bf_rpoint[k, 1], bf_rpoint[k, 2]
-            extF[rb, 0] += hx
-            extF[rb, 1] += hy
-            extF[rb, 2] += hz
-            extM[rb, 0] += ry * hz - rz * hy
-            extM[rb, 1] += rz * hx - rx * hz
-            extM[rb, 2] += rx * hy - ry * hx
-            ux = vl[rb, 0] + w[rb, 1] * rz - w[rb, 2] * ry
-            uy = vl[rb, 1] + w[rb, 2] * rx - w[rb, 0] * rz
-            uz = vl[rb, 2] + w[rb, 0] * ry - w[rb, 1] * rx
-            Pin += hx * ux + hy * uy + hz * uz
+            _add_point_force(extF, extM, rb, rx, ry, rz, hx, hy, hz)
+            Pin += _point_power(vl, w, rb, rx, ry, rz, hx, hy, hz)
     d.bf_power[0] = Pin
     return P
 

@@ -45,6 +45,28 @@ def body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, s):
 
 
 @njit(cache=True, error_model="numpy")
+def backward_pass(nb, parent, jtype, ax, dof, lR, lp, fM, fF, tau):
+    """Leaves to root: each body's wrench (fM, fF: the body's own balance on entry) becomes the
+    joint reaction by adding its children's, and tau gets its projection on the joint axis."""
+    for i in range(nb - 1, -1, -1):
+        jt = jtype[i]
+        if jt == REVOLUTE:
+            tau[dof[i]] = ax[i, 0] * fM[i, 0] + ax[i, 1] * fM[i, 1] + ax[i, 2] * fM[i, 2]
+        elif jt == PRISMATIC:
+            tau[dof[i]] = ax[i, 0] * fF[i, 0] + ax[i, 1] * fF[i, 1] + ax[i, 2] * fF[i, 2]
+        p = parent[i]
+        if p >= 0:
+            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, fM[i, 0], fM[i, 1], fM[i, 2],
+                                                     fF[i, 0], fF[i, 1], fF[i, 2])
+            fM[p, 0] += n0
+            fM[p, 1] += n1
+            fM[p, 2] += n2
+            fF[p, 0] += f0
+            fF[p, 1] += f1
+            fF[p, 2] += f2
+
+
+@njit(cache=True, error_model="numpy")
 def rnea(m, d, qdd, with_external):
     """Inverse dynamics after forward_kinematics: d.tau = M(q) q̈ + b(q, q̇)
     (b: velocity products, gravity, minus the external support wrenches d.extM/extF
@@ -66,22 +88,7 @@ def rnea(m, d, qdd, with_external):
             for r in range(3):
                 fM[i, r] -= extM[i, r]
                 fF[i, r] -= extF[i, r]
-    for i in range(nb - 1, -1, -1):
-        jt = jtype[i]
-        if jt == REVOLUTE:
-            tau[dof[i]] = ax[i, 0] * fM[i, 0] + ax[i, 1] * fM[i, 1] + ax[i, 2] * fM[i, 2]
-        elif jt == PRISMATIC:
-            tau[dof[i]] = ax[i, 0] * fF[i, 0] + ax[i, 1] * fF[i, 1] + ax[i, 2] * fF[i, 2]
-        p = parent[i]
-        if p >= 0:
-            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, fM[i, 0], fM[i, 1], fM[i, 2],
-                                                     fF[i, 0], fF[i, 1], fF[i, 2])
-            fM[p, 0] += n0
-            fM[p, 1] += n1
-            fM[p, 2] += n2
-            fF[p, 0] += f0
-            fF[p, 1] += f1
-            fF[p, 2] += f2
+    backward_pass(nb, parent, jtype, ax, dof, lR, lp, fM, fF, tau)
 
 
 @njit(cache=True, error_model="numpy")
@@ -125,19 +132,4 @@ def rnea_constrained(m, d, qdd, full):
                 f0 + h0 - extF[i, 0], f1 + h1 - extF[i, 1], f2 + h2 - extF[i, 2]
         fM[i, 0], fM[i, 1], fM[i, 2] = n0 - cM[i, 0], n1 - cM[i, 1], n2 - cM[i, 2]
         fF[i, 0], fF[i, 1], fF[i, 2] = f0 - cF[i, 0], f1 - cF[i, 1], f2 - cF[i, 2]
-    for i in range(nb - 1, -1, -1):
-        jt = jtype[i]
-        if jt == REVOLUTE:
-            tau[dof[i]] = ax[i, 0] * fM[i, 0] + ax[i, 1] * fM[i, 1] + ax[i, 2] * fM[i, 2]
-        elif jt == PRISMATIC:
-            tau[dof[i]] = ax[i, 0] * fF[i, 0] + ax[i, 1] * fF[i, 1] + ax[i, 2] * fF[i, 2]
-        p = parent[i]
-        if p >= 0:
-            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, fM[i, 0], fM[i, 1], fM[i, 2],
-                                                     fF[i, 0], fF[i, 1], fF[i, 2])
-            fM[p, 0] += n0
-            fM[p, 1] += n1
-            fM[p, 2] += n2
-            fF[p, 0] += f0
-            fF[p, 1] += f1
-            fF[p, 2] += f2
+    backward_pass(nb, parent, jtype, ax, dof, lR, lp, fM, fF, tau)
