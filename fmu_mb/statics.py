@@ -53,6 +53,19 @@ def elastic_coordinates(cm: CompiledMechanism) -> np.ndarray:
     return np.array(sorted(free), dtype=np.int64)
 
 
+def _jacobian(fun, q, free, rel: float) -> np.ndarray:
+    """Central-difference Jacobian of fun(q)[free] with respect to q[free]; the step of
+    coordinate k is rel·max(1, |q_k|)."""
+    J = np.empty((free.size, free.size))
+    for k, d in enumerate(free):
+        dq = rel * max(1.0, abs(q[d]))
+        qp, qm = q.copy(), q.copy()
+        qp[d] += dq
+        qm[d] -= dq
+        J[:, k] = (fun(qp)[free] - fun(qm)[free]) / (2 * dq)
+    return J
+
+
 def static_equilibrium(cm: CompiledMechanism, q=None, free=None, tau_drive=None,
                        tol: float = 1e-9, maxit: int = 50) -> StaticSolution:
     """Solve r(q) = 0 for the ``free`` coordinates (default :func:`elastic_coordinates`).
@@ -79,13 +92,7 @@ def static_equilibrium(cm: CompiledMechanism, q=None, free=None, tau_drive=None,
         if it >= maxit:
             raise RuntimeError(f"static equilibrium of '{cm.name}' did not converge in {maxit} Newton "
                                f"iterations (residual {err:.3e})")
-        J = np.empty((free.size, free.size))
-        for k, d in enumerate(free):
-            dq = 1e-6 * max(1.0, abs(q[d]))
-            qp, qm = q.copy(), q.copy()
-            qp[d] += dq
-            qm[d] -= dq
-            J[:, k] = (residual(qp)[free] - residual(qm)[free]) / (2 * dq)
+        J = _jacobian(residual, q, free, 1e-6)
         step = np.linalg.solve(J, -r[free])
         lam = 1.0
         while True:
@@ -159,8 +166,7 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
         _cons.constraint_terms(ms, ds, qq, zero, t)
         return data.con_phi[rows].copy(), data.con_C[rows].copy()
 
-    def force(qq, lam):
-        C = terms(qq)[1]
+    def force(qq, lam, C):
         return alg.generalized_gravity_and_springs(m, data, qq) - C.T @ lam
 
     nf, nr = free.size, rows.size
@@ -169,22 +175,15 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
     lam = np.linalg.lstsq(C[:, free].T, g[free], rcond=None)[0] if nr and nf else np.zeros(nr)
     fscale = max(1.0, float(np.abs(g).max()))
     for it in range(maxit + 1):
-        f = force(q, lam)
-        phi = terms(q)[0]
+        phi, C = terms(q)
+        f = force(q, lam, C)
         res = np.concatenate([f[free] / fscale, phi])
         err = float(np.max(np.abs(res))) if res.size else 0.0
         if err <= tol:
             return ConstrainedStaticSolution(q, f, free, it, err, lam, rows)
         if it == maxit:
             break
-        C = terms(q)[1]
-        K = np.empty((nf, nf))
-        for k, dof in enumerate(free):
-            dq = 1e-7 * max(1.0, abs(q[dof]))
-            qp, qm = q.copy(), q.copy()
-            qp[dof] += dq
-            qm[dof] -= dq
-            K[:, k] = (force(qp, lam)[free] - force(qm, lam)[free]) / (2 * dq)
+        K = _jacobian(lambda qq: force(qq, lam, terms(qq)[1]), q, free, 1e-7)
         A = np.block([[K, -C[:, free].T], [C[:, free], np.zeros((nr, nr))]])
         step = np.linalg.lstsq(A, -np.concatenate([f[free], phi]), rcond=None)[0]
         q[free] += step[:nf]
