@@ -1,15 +1,20 @@
 """FMU start-up and stepping cost: cold and warm fmi2Instantiate → first fmi2DoStep, and µs per step.
 
-Run:  python bench/fmu_startup.py [--fmus dist] [--model five_axis] [--warm-runs 5]
+Run:  python bench/fmu_startup.py [--fmus dist] [--model five_axis] [--warm-runs 5] [--no-jit]
 
 Every measurement is a fresh Python process that imports FMPy (and with it
 numpy), extracts the FMU to a new temporary directory, as FMPy does, and times
-fmi2Instantiate, setup/initialization and the first 1 ms doStep:
+fmi2Instantiate, setup/initialization and the first 1 ms doStep, for the FMU's
+two kernel backends (fmu_mb.backend):
 
-* cold — ``FMU_MB_CACHE`` points to an empty directory: the core is installed
-  and numba compiles every kernel (what a machine sees the first time);
-* warm — the same cache directory again, in new processes: the compiled
-  kernels are loaded from numba's cache (target: ≤ 1 s).
+* native (the default of an FMU built with native kernels): the kernels compiled
+  ahead of time, no numba in the process;
+* jit fallback (``FMU_MB_BACKEND=jit``, what runs where the native kernels cannot
+  load): numba compiles the kernels once and caches them;
+
+each cold — ``FMU_MB_CACHE`` points to an empty directory: the core is installed
+(and numba compiles every kernel) as on a machine that never ran the FMU — and warm
+— the same cache directory again, in new processes (target: ≤ 1 s).
 
 Then, in one process, the cost of a co-simulation step through FMPy at the
 paper's settings (h = 1 ms, communication step 1 ms, Stribeck friction):
@@ -42,7 +47,8 @@ s.setupExperiment(startTime=0.0); s.enterInitializationMode(); s.exitInitializat
 t2 = time.perf_counter()
 s.doStep(0.0, 1e-3)
 t3 = time.perf_counter()
-print(json.dumps({"instantiate": t1 - t0, "initialize": t2 - t1, "first_step": t3 - t2, "total": t3 - t0}))
+print(json.dumps({"instantiate": t1 - t0, "initialize": t2 - t1, "first_step": t3 - t2, "total": t3 - t0,
+                  "numba": "numba" in sys.modules}))
 s.terminate(); s.freeInstance(); shutil.rmtree(d, ignore_errors=True)
 '''
 
@@ -85,29 +91,43 @@ def child(code, *args, env=None):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def measure(fmu, backend, warm_runs):
+    """(cold, [warm...]) timings with a fresh cache directory, kernels from ``backend``."""
+    with tempfile.TemporaryDirectory(prefix="fmu_mb_cache_") as cache:
+        env = dict(os.environ, FMU_MB_CACHE=cache, FMU_MB_BACKEND=backend)
+        runs = [child(CHILD, fmu, env=env) for _ in range(warm_runs + 1)]
+    if any(r["numba"] != (backend == "jit") for r in runs):
+        raise RuntimeError(f"FMU_MB_BACKEND={backend}: numba was{'' if backend == 'native' else ' not'} imported")
+    return runs[0], runs[1:]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fmus", default="dist")
     ap.add_argument("--model", default="five_axis")
     ap.add_argument("--warm-runs", type=int, default=5)
+    ap.add_argument("--no-jit", action="store_true", help="skip the jit fallback (its cold start compiles for minutes)")
     args = ap.parse_args()
     fmu = Path(args.fmus) / f"{args.model}.fmu"
     if not fmu.is_file():
         raise SystemExit(f"{fmu} not found: run 'python build_fmus.py' first")
+    rows = [("native", "native kernels", measure(fmu, "native", args.warm_runs))]
+    if not args.no_jit:
+        rows.append(("jit", "jit fallback", measure(fmu, "jit", args.warm_runs)))
     with tempfile.TemporaryDirectory(prefix="fmu_mb_cache_") as cache:
-        env = dict(os.environ, FMU_MB_CACHE=cache)
-        cold = child(CHILD, fmu, env=env)
-        warm = [child(CHILD, fmu, env=env) for _ in range(args.warm_runs)]
-        stepping = child(STEPPING, fmu, 5000, env=env)
-    med = {k: statistics.median(w[k] for w in warm) for k in warm[0]}
+        stepping = child(STEPPING, fmu, 5000, env=dict(os.environ, FMU_MB_CACHE=cache, FMU_MB_BACKEND="native"))
     print(f"{args.model}.fmu in FMPy, fresh process per run (numpy/FMPy already imported by the host)\n")
-    print("| start | fmi2Instantiate | setup + initialization | first doStep (1 ms) | instantiate → first step |")
-    print("|---|---:|---:|---:|---:|")
-    print(f"| cold (empty cache: install + numba compile) | {cold['instantiate']:.2f} s | {cold['initialize']:.2f} s | "
-          f"{cold['first_step']:.3f} s | **{cold['total']:.2f} s** |")
-    print(f"| warm (median of {args.warm_runs} new processes) | {med['instantiate']:.2f} s | {med['initialize']:.2f} s | "
-          f"{med['first_step']:.3f} s | **{med['total']:.2f} s** (max {max(w['total'] for w in warm):.2f} s) |")
-    print(f"\nstepping through FMPy, h = 1 ms, communication step 1 ms, Stribeck friction: "
+    print("| kernels | start | fmi2Instantiate | setup + initialization | first doStep (1 ms) | instantiate → first step |")
+    print("|---|---|---:|---:|---:|---:|")
+    for backend, label, (cold, warm) in rows:
+        med = {k: statistics.median(w[k] for w in warm) for k in warm[0]}
+        what = "install" + (" + numba compile" if backend == "jit" else "")
+        print(f"| {label} | cold (empty cache: {what}) | {cold['instantiate']:.2f} s | {cold['initialize']:.2f} s | "
+              f"{cold['first_step']:.3f} s | **{cold['total']:.2f} s** |")
+        print(f"| {label} | warm (median of {args.warm_runs} new processes) | {med['instantiate']:.2f} s | "
+              f"{med['initialize']:.2f} s | {med['first_step']:.3f} s | **{med['total']:.2f} s** "
+              f"(max {max(w['total'] for w in warm):.2f} s) |")
+    print(f"\nstepping through FMPy (native kernels), h = 1 ms, communication step 1 ms, Stribeck friction: "
           f"{stepping['step'] * 1e6:.0f} µs per doStep, {stepping['step_get'] * 1e6:.0f} µs per doStep + getReal of "
           f"{stepping['n_outputs']} outputs → real-time factor {1e-3 / stepping['step_get']:.1f}")
 

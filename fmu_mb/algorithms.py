@@ -22,14 +22,11 @@ from .kernels import forces as _forces
 from .kernels import kinematics as _kin
 from .kernels import rnea as _rnea
 from .kernels import system as _system
-from .model.compiled import Data, Model, check_pair
+from .model.compiled import Data, Model, check_pair, state_vector
+from .model.compiled import vector as _vec
 
-
-def _vec(name: str, x, n: int) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=float)
-    if a.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
-    return a
+__all__ = ["aba", "crba", "energies", "forward_dynamics", "forward_kinematics", "generalized_gravity_and_springs",
+           "inverse_dynamics", "nonlinear_effects", "rnea", "state_vector"]
 
 
 def forward_kinematics(model: Model, data: Data, q, v=None) -> None:
@@ -73,18 +70,6 @@ def aba(model: Model, data: Data, q, v, tau, with_supports: bool = True) -> np.n
     _aba.aba_inertias(m, d)
     _aba.aba_accelerations(m, d, tau, with_supports)
     return data.qdd.copy()
-
-
-def state_vector(model: Model, q, v, z=None, e_diss: float = 0.0, w_in: float = 0.0) -> np.ndarray:
-    """Pack a state vector x (layout in :mod:`fmu_mb.model.compiled`)."""
-    x = np.zeros(model.nx)
-    x[:model.nv] = _vec("q", q, model.nv)
-    x[model.nv:2 * model.nv] = _vec("v", v, model.nv)
-    if model.nz:
-        x[2 * model.nv:2 * model.nv + model.nz] = 0.0 if z is None else _vec("z", z, model.nz)
-    x[-3] = e_diss
-    x[-2] = w_in
-    return x
 
 
 def forward_dynamics(model: Model, data: Data, x, tau_drive, t: float = 0.0) -> np.ndarray:

@@ -17,16 +17,9 @@ import math
 
 import numpy as np
 
-from . import algorithms as alg
-from .kernels import constrained as _con
-from .kernels import constraints as _cons
-from .kernels import energy as _energy
-from .kernels import forces as _forces
-from .kernels import integrators as _int
-from .kernels import kinematics as _kin
-from .kernels import outputs as _out
+from .backend import kernel_set
 from .model.compile import CompiledMechanism
-from .model.compiled import make_data
+from .model.compiled import make_data, state_vector, vector
 from .model.constraints import COORD, ORI, VEL
 
 #: model arrays an instance may change (trajectory parameters, offsets, solver settings)
@@ -43,9 +36,13 @@ class Simulator:
     step_size: internal fixed RK4 step h, s. assemble: make the start state consistent with
     the constraint groups of the mechanism's ConstraintSolver.assemble (see :meth:`assemble`).
     solver: overrides of ConstraintSolver settings (formulation, alpha, beta, projection).
+    kernels: who runs the kernels — "jit" (numba, default), "native" (ahead-of-time
+    compiled, fmu_mb.native) or "auto" (native when available); or a kernel set of
+    fmu_mb.backend. ``kernel_note`` says why auto fell back to jit.
     """
 
-    def __init__(self, cm: CompiledMechanism, step_size: float = 1e-3, assemble: bool = True, **solver):
+    def __init__(self, cm: CompiledMechanism, step_size: float = 1e-3, assemble: bool = True,
+                 kernels="jit", kernel_dirs=(), **solver):
         if not (isinstance(step_size, (int, float)) and math.isfinite(step_size) and step_size > 0):
             raise ValueError(f"step_size must be a finite number > 0 s (got {step_size!r})")
         self.cm = cm
@@ -54,22 +51,24 @@ class Simulator:
         self.trajectories = copy.deepcopy(cm.trajectories)
         self.set_solver(**solver)
         self.data = make_data(self.model)
-        self._m, self._d = self.model.struct, self.data.struct
+        self.k, self.kernel_note = kernel_set(kernels, kernel_dirs) if isinstance(kernels, str) else (kernels, "")
+        self._m, self._d = self.k.handles(self.model, self.data)
         # one kernel family per instance: numba compiles (and loads) only what is called. The
         # pipeline is evaluated through the FMU's output kernel with an empty output table, so
         # the direct simulator and the FMU run the very same machine code (bitwise equal outputs)
+        k = self.k
         if self.model.nc:
-            self._gather, self._rk4_step, self._rk4_steps = (_out.gather_outputs_constrained,
-                                                             _int.rk4_step_constrained, _int.rk4_steps_constrained)
+            self._gather, self._rk4_step, self._rk4_steps = (k.gather_outputs_constrained, k.rk4_step_constrained,
+                                                             k.rk4_steps_constrained)
         else:
-            self._gather, self._rk4_step, self._rk4_steps = (_out.gather_outputs_tree, _int.rk4_step_tree,
-                                                             _int.rk4_steps_tree)
+            self._gather, self._rk4_step, self._rk4_steps = (k.gather_outputs_tree, k.rk4_step_tree,
+                                                             k.rk4_steps_tree)
         self._no_vr = np.zeros(0, np.int64)
         self._no_f = np.zeros((0, 3))
         self._no_vals = np.zeros(0)
         self.h = float(step_size)
         m = self.model
-        self.x = alg.state_vector(m, cm.q0, cm.qd0)
+        self.x = state_vector(m, cm.q0, cm.qd0)
         self.t = 0.0
         self.tau_drive = np.zeros(m.nv)
         self._xdot = np.zeros(m.nx)
@@ -105,8 +104,8 @@ class Simulator:
         m = self.model
         if not m.nc or not np.any(m.con_elim):
             return
-        _kin.forward_kinematics(self._m, self._d, self.q, self.qd)
-        _cons.constraint_terms(self._m, self._d, self.q, self.qd, self.t)
+        self.k.forward_kinematics(self._m, self._d, self.q, self.qd)
+        self.k.constraint_terms(self._m, self._d, self.q, self.qd, self.t)
         C = self.data.con_C
         keep = np.asarray(m.con_elim) == 0
         r_all, r_keep = np.linalg.matrix_rank(C), np.linalg.matrix_rank(C[keep])
@@ -120,7 +119,7 @@ class Simulator:
         and time (e.g. paper 001's lift starts from the static height z_s)."""
         if self.model.nc:
             if np.any(self.model.con_rel):      # (skipping the kernel saves its cache load at FMU start)
-                _cons.anchor_offsets(self._m, self._d, self.q, self.qd, self.t)
+                self.k.anchor_offsets(self._m, self._d, self.q, self.qd, self.t)
             self.data.cp_valid[0] = 0
 
     def assemble(self, groups=("kinematic", "base", "nonholonomic"), velocities_only: bool = False) -> int:
@@ -141,7 +140,7 @@ class Simulator:
             tol = self.model.con_opt[4]
             self.model.con_opt[4] = np.inf
         try:
-            it = _con.project(self._m, self._d, x, self.t, mask)
+            it = self.k.project(self._m, self._d, x, self.t, mask)
         finally:
             if velocities_only:
                 self.model.con_opt[4] = tol
@@ -192,11 +191,11 @@ class Simulator:
         m = self.model
         x = self.x.copy()
         if q is not None:
-            x[:m.nv] = alg._vec("q", q, m.nv)
+            x[:m.nv] = vector("q", q, m.nv)
         if qd is not None:
-            x[m.nv:2 * m.nv] = alg._vec("qd", qd, m.nv)
+            x[m.nv:2 * m.nv] = vector("qd", qd, m.nv)
         if z is not None:
-            x[2 * m.nv:2 * m.nv + m.nz] = alg._vec("z", z, m.nz)
+            x[2 * m.nv:2 * m.nv + m.nz] = vector("z", z, m.nz)
         if not np.all(np.isfinite(x)):
             raise ValueError("state contains NaN or inf")
         x[-3:] = 0.0
@@ -222,9 +221,9 @@ class Simulator:
             groups = tuple(g for g in solver.static_groups if any(c.group == g for c in self.cm.constraints))
             if groups:
                 q = constrained_static_equilibrium(self.cm, q=q, hold=solver.static_hold, groups=groups, t=t,
-                                                   model=self.model).q
+                                                   model=self.model, kernels=self.k).q
             else:
-                q = static_equilibrium(self.cm, q=q).q
+                q = static_equilibrium(self.cm, q=q, kernels=self.k).q
         self.set_state(q=q, qd=self.cm.qd0 if qd is None else qd, t=t)
         groups = self.cm.mechanism.solver.assemble
         if assemble and groups and self.model.nc:
@@ -233,7 +232,7 @@ class Simulator:
 
     def reset(self) -> None:
         """Back to the initial state of the description, t = 0, inputs zero."""
-        self.x[:] = alg.state_vector(self.model, self.cm.q0, self.cm.qd0)
+        self.x[:] = state_vector(self.model, self.cm.q0, self.cm.qd0)
         self.t = 0.0
         self.tau_drive[:] = 0.0
         self.data.bf_val[:] = 0.0
@@ -294,6 +293,11 @@ class Simulator:
         e, f = self._no_vr, self._no_f
         self._gather(self._m, self._d, self.x, self.t, self.tau_drive, self._xdot, e, e, e, e, f, self._no_vals)
         return self._xdot
+
+    def gather(self, xdot, vr, kind, a, b, f, vals) -> None:
+        """Evaluate the pipeline and write the outputs of the spec table (vr, kind, a, b, f; codes in
+        kernels.outputs) into ``vals``; ẋ into ``xdot``. One kernel call (the FMU's outputs)."""
+        self._gather(self._m, self._d, self.x, self.t, self.tau_drive, xdot, vr, kind, a, b, f, vals)
 
     # ------------------------------------------------------------------ partition state
     def _partition(self):
@@ -390,7 +394,7 @@ class Simulator:
     def uniqueness(self) -> dict:
         """Reaction solvability at the last evaluate (paper 004 eqs. 21–27): {name: bool} for
         every constraint and every tree joint (True: uniquely determined by the rigid model)."""
-        _con.uniqueness(self._m, self._d, self._obj_unique, self._body_unique)
+        self.k.uniqueness(self._m, self._d, self._obj_unique, self._body_unique)
         out = {c.name: bool(self._obj_unique[i]) for i, c in enumerate(self.cm.constraints)}
         for j in self.cm.joints:
             out[j.name] = bool(self._body_unique[j.body])
@@ -429,13 +433,13 @@ class Simulator:
     def point(self, name: str) -> np.ndarray:
         """World position of a named point at the current state."""
         body, pos = self.cm.points[name]
-        _kin.forward_kinematics(self._m, self._d, self.q, self.qd)
-        return np.array(_kin.world_point(self._m, self._d, body, pos[0], pos[1], pos[2]))
+        self.k.forward_kinematics(self._m, self._d, self.q, self.qd)
+        return np.array(self.k.world_point(self._m, self._d, body, pos[0], pos[1], pos[2]))
 
     def support_forces(self) -> np.ndarray:
         """World forces (nsup, 3) of the exact supports on the base at the current state."""
-        _kin.forward_kinematics(self._m, self._d, self.q, self.qd)
-        _forces.support_forces(self._m, self._d, self._sup)
+        self.k.forward_kinematics(self._m, self._d, self.q, self.qd)
+        self.k.support_forces(self._m, self._d, self._sup)
         return self._sup.copy()
 
     def energies(self) -> dict:
@@ -444,7 +448,7 @@ class Simulator:
         arithmetic (W_c: programmed constraints and Baumgarte terms; 0 for ideal scleronomic
         constraints held exactly)."""
         out = np.zeros(3)
-        _energy.energies(self._m, self._d, self.q, self.qd, out)
+        self.k.energies(self._m, self._d, self.q, self.qd, out)
         e = {"kinetic": out[0], "gravity": out[1], "elastic": out[2],
              "dissipated": self.x[-3], "work_in": self.x[-2], "work_constraints": self.x[-1]}
         e["balance"] = e["kinetic"] + e["gravity"] + e["elastic"] + e["dissipated"] - e["work_in"] \

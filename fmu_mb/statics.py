@@ -23,9 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import algorithms as alg
-from .kernels import constraints as _cons
-from .kernels import kinematics as _kin
+from .backend import kernel_set
 from .model.compile import CompiledMechanism
 from .model.compiled import make_data
 
@@ -66,22 +64,37 @@ def _jacobian(fun, q, free, rel: float) -> np.ndarray:
     return J
 
 
+def _holding_force(k, mh, dh, data, q) -> np.ndarray:
+    """b(q, 0) − τ_pas(q, 0) (algorithms.generalized_gravity_and_springs) through kernel set k."""
+    zero = np.zeros(q.size)
+    k.forward_kinematics(mh, dh, q, zero)
+    k.passive_forces(mh, dh, q, zero)
+    k.rnea(mh, dh, zero, True)
+    return data.tau - data.tau_pas
+
+
+def _kernels(kernels, m, data):
+    k = kernel_set("jit")[0] if kernels is None else kernels
+    return (k, *k.handles(m, data))
+
+
 def static_equilibrium(cm: CompiledMechanism, q=None, free=None, tau_drive=None,
-                       tol: float = 1e-9, maxit: int = 50) -> StaticSolution:
+                       tol: float = 1e-9, maxit: int = 50, kernels=None) -> StaticSolution:
     """Solve r(q) = 0 for the ``free`` coordinates (default :func:`elastic_coordinates`).
 
     q: starting configuration (default the description's q0); tau_drive: driving
-    generalized forces (nv,), default zero; tol: required max |r_free|, N or N·m.
-    Raises RuntimeError if Newton does not converge in ``maxit`` iterations.
+    generalized forces (nv,), default zero; tol: required max |r_free|, N or N·m; kernels: a
+    kernel set of fmu_mb.backend (default jit). Raises RuntimeError if Newton does not converge in ``maxit`` iterations.
     """
     m = cm.model
     data = make_data(m)
+    k, mh, dh = _kernels(kernels, m, data)
     q = np.array(cm.q0 if q is None else q, dtype=float)
     free = elastic_coordinates(cm) if free is None else np.asarray(free, dtype=np.int64)
     tau_drive = np.zeros(m.nv) if tau_drive is None else np.asarray(tau_drive, float)
 
     def residual(qq):
-        return alg.generalized_gravity_and_springs(m, data, qq) - tau_drive
+        return _holding_force(k, mh, dh, data, qq) - tau_drive
 
     r = residual(q)
     if free.size == 0:
@@ -118,7 +131,7 @@ class ConstrainedStaticSolution(StaticSolution):
 
 def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, groups=("kinematic", "base"),
                                    t: float = 0.0, tol: float = 1e-9, maxit: int = 50,
-                                   model=None) -> ConstrainedStaticSolution:
+                                   model=None, kernels=None) -> ConstrainedStaticSolution:
     """Equilibrium at rest with the position-level constraint rows of ``groups`` enforced.
 
     Unknowns: every coordinate except ``hold`` (coordinate names such as ``"R11.q"`` or
@@ -134,15 +147,15 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
     the held ones. Converged when |Φ| ≤ tol (m, rad) and the force residual ≤ tol·max(1, largest
     generalized gravity/spring force at the start) (N, N·m): relative, since a 20 t crane's
     forces of 1e4 N do not balance to 1e-9 N in double precision. ``model``: the Model to use
-    (default cm.model; a Simulator passes its own, which holds its trajectory inputs).
-    Raises RuntimeError without convergence in ``maxit`` iterations."""
-    from .model.constraints import GROUPS, FixedBase
+    (default cm.model; a Simulator passes its own, which holds its trajectory inputs); ``kernels``
+    as for :func:`static_equilibrium`. Raises RuntimeError without convergence in ``maxit`` iterations."""
+    from .model.constraints import GROUPS, VEL, FixedBase
     bad = [g for g in groups if g not in GROUPS]
     if bad:
         raise ValueError(f"constrained statics: unknown constraint groups {bad} (groups: {', '.join(GROUPS)})")
     m = cm.model if model is None else model
     data = make_data(m)
-    ms, ds = m.struct, data.struct
+    k, ms, ds = _kernels(kernels, m, data)
     zero = np.zeros(m.nv)
     q = np.array(cm.q0 if q is None else q, dtype=float)
     if hold is None:
@@ -159,19 +172,19 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
     skip = {r for c in fixed for r in c.rows}
     free = np.array([k for k in range(m.nv) if k not in set(held)], dtype=np.int64)
     rows = np.array([r for c in cm.constraints if c.group in groups for r in c.rows
-                     if m.con_kind[r] != _cons.VEL and r not in skip], dtype=np.int64)
+                     if m.con_kind[r] != VEL and r not in skip], dtype=np.int64)
 
     def terms(qq):
-        _kin.forward_kinematics(ms, ds, qq, zero)
-        _cons.constraint_terms(ms, ds, qq, zero, t)
+        k.forward_kinematics(ms, ds, qq, zero)
+        k.constraint_terms(ms, ds, qq, zero, t)
         return data.con_phi[rows].copy(), data.con_C[rows].copy()
 
     def force(qq, lam, C):
-        return alg.generalized_gravity_and_springs(m, data, qq) - C.T @ lam
+        return _holding_force(k, ms, ds, data, qq) - C.T @ lam
 
     nf, nr = free.size, rows.size
     phi, C = terms(q)
-    g = alg.generalized_gravity_and_springs(m, data, q)
+    g = _holding_force(k, ms, ds, data, q)
     lam = np.linalg.lstsq(C[:, free].T, g[free], rcond=None)[0] if nr and nf else np.zeros(nr)
     fscale = max(1.0, float(np.abs(g).max()))
     for it in range(maxit + 1):

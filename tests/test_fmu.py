@@ -296,6 +296,17 @@ def invalid_option_code(fmus):
 
 
 @case
+def invalid_kernel_backend(fmus):
+    os.environ["FMU_MB_BACKEND"] = "fast"
+    try:
+        inst, st = _init_with(fmus)
+    finally:
+        del os.environ["FMU_MB_BACKEND"]
+    return st, "FMU_MB_BACKEND must be one of auto, jit, native (got 'fast')", inst, \
+        inst.call_status(inst.fmu.exitInitializationMode) == 0
+
+
+@case
 def parameter_after_initialization(inst):
     st = inst.call_status(inst.fmu.setReal, [inst.vr["gravity[3]"]], [-1.0])
     return st, "is fixed after initialization", inst, True
@@ -378,6 +389,53 @@ def test_bad_input_gives_error_status_and_message(fmus, name):
         assert ok is True
     finally:
         inst.close()
+
+
+JIT_RUN = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[2])
+from tests.fmu_host import Instance
+inst = Instance(sys.argv[1]).init(**{"model.friction": 2})
+inst.set(**{"joint1.tau_drive": 1.0, "joint4.tau_drive": -0.5})
+rows = []
+for k in range(20):
+    inst.fmu.doStep(k * 0.003, 0.003)
+    rows.append(inst.get("joint1.q", "joint4.qd", "joint3.F[3]", "joint4.tau_friction"))
+print(json.dumps({"rows": [[v.hex() for v in r] for r in rows], "log": [m for _, _, m in inst.messages if "kernels:" in m],
+                  "numba": "numba" in sys.modules}))
+inst.close()
+"""
+
+
+def test_fmu_runs_native_kernels_and_the_jit_fallback_gives_the_same_bits(fmus, monkeypatch):
+    """The FMU carries native kernels and uses them by default (logged at initialization);
+    FMU_MB_BACKEND=jit (a fresh process: one backend per process) runs the numba kernels, with
+    bitwise the same outputs. In a process that already runs native kernels a jit request is
+    not followed, and the log says so."""
+    import json
+    env = dict(os.environ, FMU_MB_BACKEND="jit",
+               FMU_MB_CACHE=os.environ.get("FMU_MB_TEST_CACHE", str(Path.home() / ".cache" / "fmu_mb")))
+    r = subprocess.run([sys.executable, "-c", JIT_RUN, str(fmus["five_axis"].path), str(ROOT)], capture_output=True,
+                       text=True, env=env, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    jit = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "kernels: numba JIT" in jit["log"][0] and jit["numba"]
+    monkeypatch.setenv("FMU_MB_BACKEND", "auto")
+    inst = _fresh(fmus, **{"model.friction": 2})
+    inst.set(**{"joint1.tau_drive": 1.0, "joint4.tau_drive": -0.5})
+    rows = []
+    for k in range(20):
+        inst.fmu.doStep(k * 0.003, 0.003)
+        rows.append([v.hex() for v in inst.get("joint1.q", "joint4.qd", "joint3.F[3]", "joint4.tau_friction")])
+    assert "kernels: native (ahead-of-time" in [m for _, _, m in inst.messages if "kernels:" in m][0]
+    inst.close()
+    assert rows == jit["rows"]
+    assert abs(float.fromhex(rows[-1][0])) > 1e-4
+    monkeypatch.setenv("FMU_MB_BACKEND", "jit")
+    inst = _fresh(fmus)
+    log = [m for _, _, m in inst.messages if "kernels:" in m][0]
+    inst.close()
+    assert "kernels: native" in log and "this process already runs native kernels; jit is not used" in log
 
 
 def test_two_instances_in_one_process_are_independent(fmus):

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import registry
-from ..kernels import outputs as K
+from ..backend import backend_override, process_kernel_set
+from ..kernels import codes as K
 from ..model import options as opt
 from ..model.compile import compile_mechanism
 from ..simulator import SimulationError, Simulator
@@ -37,6 +38,7 @@ class MechanismSlave(TableSlave):
 
     MODEL_NAME: str = ""
     MODEL_FILE: str | None = None          # model file path; None: fmu_mb.registry's models/
+    NATIVE_DIR: str | None = None          # the FMU's native kernels (fmu_mb.native), tried after the core's own
 
     def _load_model(self):
         """The model file of this instance: the one in its own resources, else MODEL_FILE,
@@ -125,7 +127,15 @@ class MechanismSlave(TableSlave):
         if ("solver", "alpha") in s:
             solver = dict(alpha=float(s[("solver", "alpha")]), beta=float(s[("solver", "beta")]),
                           projection=bool(s[("solver", "projection")]))
-        sim = Simulator(cm, step_size=s[("solver", "step_size")], assemble=False, **solver)
+        try:
+            kernels, note = process_kernel_set(backend_override("auto"),
+                                               (self.NATIVE_DIR,) if self.NATIVE_DIR else ())
+        except (ValueError, RuntimeError) as exc:     # bad FMU_MB_BACKEND; native asked for, none loads
+            self._error(str(exc))
+            return False
+        sim = Simulator(cm, step_size=s[("solver", "step_size")], assemble=False, kernels=kernels, **solver)
+        note = f" ({note})" if note else ""
+        self.log(f"[{self.modelName}] kernels: {kernels.description}{note}", category="logAll")
         self._traj_applied = {}
         if not self._apply_trajectories(sim, "fmi2ExitInitializationMode"):
             return False
@@ -254,9 +264,8 @@ class MechanismSlave(TableSlave):
         (one jitted call, kernels.outputs.gather_outputs_*)."""
         sim = self._sim
         sim.t = self._t                       # the FMU's time is authoritative (e.g. after fmi2SetFMUstate)
-        gather = K.gather_outputs_constrained if sim.model.nc else K.gather_outputs_tree
-        gather(sim._m, sim._d, sim.x, sim.t, sim.tau_drive, self._xdot, self._spec_vr, self._spec_kind,
-               self._spec_a, self._spec_b, self._spec_f, self._values)
+        sim.gather(self._xdot, self._spec_vr, self._spec_kind, self._spec_a, self._spec_b, self._spec_f,
+                   self._values)
 
     def _state(self):
         """(x followed by the solver state — coordinate partition, relative-constraint offsets —

@@ -37,8 +37,8 @@ from .forces import elastic_energy, support_force
 from .kinematics import point_position
 from .spatial import kinetic_energy
 
-(Q, QD, F, M, FN, FL, TF, SUP, PT, DEF, EK, EP, ED, EW, IT, FF,
- TRQ, LAM, CF, CMO, CV, CVA, UQJ, UQC, RANK, RED, REP, EC) = range(28)
+from .codes import (CF, CMO, CV, CVA, DEF, EC, ED, EK, EP, EW, F, FF, FL, FN, IT, LAM, PT, QD, RANK, RED, REP,
+                    SUP, TF, TRQ, UQC, UQJ, M, Q)
 
 
 @njit(cache=True, error_model="numpy")

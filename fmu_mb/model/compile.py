@@ -363,14 +363,29 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
     )
     if len(sup_body):
         # supports are undeformed in the reference configuration q = 0 (paper 000: r_E0)
-        from ..kernels.kinematics import forward_kinematics
-        from .compiled import make_data
-        data = make_data(model)
-        forward_kinematics(model.struct, data.struct, np.zeros(nv), np.zeros(nv))
+        oR, op = reference_placements(model)
         for s in range(len(sup_body)):
             bb = sup_body[s]
-            model.sup_anchor[s] = data.op[bb] + data.oR[bb] @ model.sup_point[s]
+            model.sup_anchor[s] = op[bb] + oR[bb] @ model.sup_point[s]
     return cm
+
+
+def reference_placements(model: Model):
+    """World orientation (nbody, 3, 3) and origin (nbody, 3) of every body frame at q = 0: the
+    joint frames composed along the tree (kernels.kinematics.forward_kinematics at q = 0, with
+    its order of operations, so both give the same bits; no numba needed)."""
+    nb, parent, R0, p0 = model.nbody, model.body_parent, model.body_R0, model.body_p0
+    oR, op = np.empty((nb, 3, 3)), np.empty((nb, 3))
+    for i in range(nb):
+        p = parent[i]
+        if p < 0:
+            oR[i], op[i] = R0[i], p0[i]
+            continue
+        for r in range(3):
+            for c in range(3):
+                oR[i, r, c] = oR[p, r, 0] * R0[i, 0, c] + oR[p, r, 1] * R0[i, 1, c] + oR[p, r, 2] * R0[i, 2, c]
+            op[i, r] = op[p, r] + oR[p, r, 0] * p0[i, 0] + oR[p, r, 1] * p0[i, 1] + oR[p, r, 2] * p0[i, 2]
+    return oR, op
 
 
 def fr_segment(beam: Beam, length: float):

@@ -29,9 +29,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import carray, njit, types
-from numba.experimental import structref
-from numba.extending import intrinsic, overload
 
 #: elementary joint types
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
@@ -162,85 +159,16 @@ DATA_FIELDS = (
 
 
 
-# ----------------------------------------------------------------------------- numba handles
-# Kernels receive Model/Data as StructRefs: one handle each instead of ~80 arrays
-# (numba increfs/decrefs every array of a named tuple at each kernel call).
-# The struct's arrays are *borrowed* views of the tuple's numpy buffers, made
-# with numba.carray: they carry no NRT meminfo, so numba's reference counting of
-# them is a null check instead of an atomic operation. Measured on the five_axis
-# RK4 step: 15–19 µs with owned arrays, 9–10 µs borrowed, identical results.
-# The Python proxy keeps a strong reference to the owning tuple (``_owner``),
-# so the buffers outlive every struct that points into them.
-@structref.register
-class ModelStructType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-@structref.register
-class DataStructType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class ModelStruct(structref.StructRefProxy):
-    """numba-side handle of a Model (borrowed views of the same arrays)."""
-
-
-class DataStruct(structref.StructRefProxy):
-    """numba-side handle of a Data (borrowed views of the same arrays)."""
-
-
-structref.define_proxy(ModelStruct, ModelStructType, MODEL_FIELDS)
-structref.define_proxy(DataStruct, DataStructType, DATA_FIELDS)
-
-
-@intrinsic
-def _data_pointer(typingctx, arr):
-    """Raw data pointer of an array (typed CPointer(dtype))."""
-    sig = types.CPointer(arr.dtype)(arr)
-
-    def codegen(context, builder, signature, args):
-        return context.make_array(signature.args[0])(context, builder, args[0]).data
-
-    return sig, codegen
-
-
-def _borrow_fields(tup):
-    """Stub: the tuple with every array replaced by a meminfo-less view (jit only)."""
-    raise NotImplementedError
-
-
-@overload(_borrow_fields)
-def _borrow_fields_impl(tup):
-    parts = [f"carray(_data_pointer(tup[{i}]), tup[{i}].shape)" if isinstance(t, types.Array) else f"tup[{i}]"
-             for i, t in enumerate(tup.types)]
-    namespace = {"carray": carray, "_data_pointer": _data_pointer}
-    exec("def impl(tup):\n    return (" + ", ".join(parts) + ",)\n", namespace)
-    return namespace["impl"]
-
-
-@njit(cache=True)
-def _model_struct(fields):
-    return ModelStruct(*_borrow_fields(fields))
-
-
-@njit(cache=True)
-def _data_struct(fields):
-    return DataStruct(*_borrow_fields(fields))
-
-
 class Model(namedtuple("ModelFields", MODEL_FIELDS)):
     """Constant arrays of a compiled mechanism (fields: MODEL_FIELDS). ``struct`` is the
-    handle kernels take; it views every array of this tuple."""
+    handle the jitted kernels take (kernels.handles); it views every array of this tuple."""
 
     @property
-    def struct(self) -> ModelStruct:
+    def struct(self):
         s = self.__dict__.get("_struct")
         if s is None:
-            s = _model_struct(tuple(self))
-            s._owner = self
-            self.__dict__["_struct"] = s
+            from ..kernels.handles import model_struct
+            s = self.__dict__["_struct"] = model_struct(self)
         return s
 
 
@@ -248,12 +176,11 @@ class Data(namedtuple("DataFields", DATA_FIELDS)):
     """Per-instance work arrays (fields: DATA_FIELDS); ``struct`` as for Model."""
 
     @property
-    def struct(self) -> DataStruct:
+    def struct(self):
         s = self.__dict__.get("_struct")
         if s is None:
-            s = _data_struct(tuple(self))
-            s._owner = self
-            self.__dict__["_struct"] = s
+            from ..kernels.handles import data_struct
+            s = self.__dict__["_struct"] = data_struct(self)
         return s
 
 
@@ -292,6 +219,26 @@ def make_data(model: Model) -> Data:
         uq_obj=np.ones(model.cobj_body.shape[0], np.int64), uq_body=np.ones(nb, np.int64),
         bf_val=z(model.bf_body.shape[0]), bf_power=z(1),
     )
+
+
+def vector(name: str, x, n: int) -> np.ndarray:
+    """``x`` as a contiguous float64 vector of length n; ValueError naming ``name`` otherwise."""
+    a = np.ascontiguousarray(x, dtype=float)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
+    return a
+
+
+def state_vector(model: Model, q, v, z=None, e_diss: float = 0.0, w_in: float = 0.0) -> np.ndarray:
+    """Pack a state vector x (layout in the module docstring)."""
+    x = np.zeros(model.nx)
+    x[:model.nv] = vector("q", q, model.nv)
+    x[model.nv:2 * model.nv] = vector("v", v, model.nv)
+    if model.nz:
+        x[2 * model.nv:2 * model.nv + model.nz] = 0.0 if z is None else vector("z", z, model.nz)
+    x[-3] = e_diss
+    x[-2] = w_in
+    return x
 
 
 def check_pair(model: Model, data: Data) -> None:

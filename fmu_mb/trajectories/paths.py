@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .segments import ELLIPSE, LINEAR, NPAR, QUINTIC, eval_trajectory
+from .kinds import ELLIPSE, LINEAR, NPAR, QUINTIC
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,7 @@ class Trajectory:
 
     def evaluate(self, t: float) -> np.ndarray:
         """(3, 3) array: p̂(t), dp̂/dt, d²p̂/dt² (the jitted evaluation the kernels use)."""
+        from .segments import eval_trajectory      # numba: only where evaluated from Python
         kind, time, par = self.table()
         out = np.zeros((3, 3))
         eval_trajectory(kind, time, par, 0, kind.size, float(t), out)

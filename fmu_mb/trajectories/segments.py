@@ -25,10 +25,8 @@ import math
 
 from numba import njit
 
+from .kinds import ELLIPSE, LINEAR, NPAR, QUINTIC
 from .profiles import quintic
-
-QUINTIC, ELLIPSE, LINEAR = 0, 1, 2
-NPAR = 8
 
 
 @njit(cache=True, error_model="numpy")

@@ -1,0 +1,42 @@
+"""The kernel entry points the simulator calls from Python, with their argument types.
+
+Every entry is ``function(model, data, *args)`` of a kernels module. Both kernel
+backends serve exactly this table (fmu_mb.backend): the JIT backend calls the numba
+dispatchers, the native backend the same functions compiled ahead of time with these
+types (fmu_mb.native.build). Types are numba signature strings; every array is
+C-contiguous. Importable without numba.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Entry(NamedTuple):
+    module: str          # fmu_mb.kernels.<module>
+    function: str
+    args: tuple          # argument types after (model, data)
+    result: str
+
+
+_X = ("f8[::1]", "f8", "f8[::1]", "f8")                 # x, t, tau_drive, h
+_GATHER = ("f8[::1]", "f8", "f8[::1]", "f8[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "f8[:, ::1]",
+           "f8[::1]")                                      # x, t, tau_drive, xdot, vr, kind, a, b, f, vals
+
+ENTRIES = {
+    "forward_kinematics": Entry("kinematics", "forward_kinematics", ("f8[::1]", "f8[::1]"), "void"),
+    "world_point": Entry("kinematics", "world_point", ("i8", "f8", "f8", "f8"), "UniTuple(f8, 3)"),
+    "passive_forces": Entry("forces", "passive_forces", ("f8[::1]", "f8[::1]"), "f8"),
+    "support_forces": Entry("forces", "support_forces", ("f8[:, ::1]",), "void"),
+    "rnea": Entry("rnea", "rnea", ("f8[::1]", "b1"), "void"),
+    "energies": Entry("energy", "energies", ("f8[::1]", "f8[::1]", "f8[::1]"), "void"),
+    "constraint_terms": Entry("constraints", "constraint_terms", ("f8[::1]", "f8[::1]", "f8"), "void"),
+    "anchor_offsets": Entry("constraints", "anchor_offsets", ("f8[::1]", "f8[::1]", "f8"), "void"),
+    "project": Entry("constrained", "project", ("f8[::1]", "f8", "i8[::1]"), "i8"),
+    "uniqueness": Entry("constrained", "uniqueness", ("i8[::1]", "i8[::1]"), "void"),
+    "rk4_step_tree": Entry("integrators", "rk4_step_tree", _X, "void"),
+    "rk4_step_constrained": Entry("integrators", "rk4_step_constrained", _X, "void"),
+    "rk4_steps_tree": Entry("integrators", "rk4_steps_tree", _X + ("i8",), "b1"),
+    "rk4_steps_constrained": Entry("integrators", "rk4_steps_constrained", _X + ("i8",), "b1"),
+    "gather_outputs_tree": Entry("outputs", "gather_outputs_tree", _GATHER, "void"),
+    "gather_outputs_constrained": Entry("outputs", "gather_outputs_constrained", _GATHER, "void"),
+}

@@ -1,0 +1,132 @@
+"""Native kernels (fmu_mb.native) and kernel backends (fmu_mb.backend).
+
+The native module is the kernels' own code compiled ahead of time: the same numba IR
+lowered by the same LLVM without fast-math (so no reassociation or FMA contraction) and
+calling the same libm, only for the generic x86-64 CPU. Results must therefore be
+bitwise those of the JIT kernels; any difference means the two backends do not run the
+same code (a stale module, a decoding error in the address blocks), which is what these
+tests are for.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fmu_mb import native, registry
+from fmu_mb.backend import JitKernels, address_block, kernel_set
+from fmu_mb.model.compile import compile_mechanism, reference_placements
+from fmu_mb.model.compiled import make_data
+from fmu_mb.simulator import Simulator
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = registry.available()
+
+
+@pytest.fixture(scope="module")
+def native_dir():
+    from fmu_mb.native.build import ensure
+    return ensure()[0]
+
+
+def test_reference_placements_equal_the_kinematics_kernel_at_zero():
+    """compile_mechanism anchors supports with reference_placements (numpy, so that compiling
+    a mechanism needs no numba); it must give forward_kinematics' placements bit for bit."""
+    from fmu_mb.kernels.kinematics import forward_kinematics
+    for name in MODELS:
+        cm = compile_mechanism(registry.build(name))
+        d = make_data(cm.model)
+        z = np.zeros(cm.model.nv)
+        forward_kinematics(cm.model.struct, d.struct, z, z)
+        oR, op = reference_placements(cm.model)
+        assert np.array_equal(oR, d.oR) and np.array_equal(op, d.op), name
+
+
+def _run(cm, kernels):
+    """Statics, steps with a remainder, and every Simulator call that reaches a kernel."""
+    s = Simulator(cm, step_size=1e-3, kernels=kernels)
+    s.initialize(static=True)
+    s.tau_drive[:] = 0.3
+    for _ in range(15):
+        s.step(1e-3)
+    s.step(0.00137)                                  # rk4_steps + rk4_step (remainder)
+    xdot = s.evaluate().copy()
+    out = [s.x.copy(), xdot, s.data.fF.copy(), s.data.fM.copy(), s.data.tau_fric.copy(), s.data.lam.copy(),
+           np.array(list(s.energies().values())), s.support_forces()]
+    out += [s.point(p) for p in cm.points]
+    if cm.constraints:
+        out.append(np.array(list(s.uniqueness().values()), float))
+        s.assemble(velocities_only=True)             # project
+        out.append(s.x.copy())
+    return out
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_native_kernels_equal_the_jit_kernels_bitwise(native_dir, name):
+    cm = compile_mechanism(registry.build(name))
+    jit = _run(cm, "jit")
+    nat = _run(cm, kernel_set("native", (native_dir,))[0])
+    assert len(jit) == len(nat)
+    for k, (a, b) in enumerate(zip(jit, nat)):
+        assert np.array_equal(a, b), f"{name}: result {k} differs by {np.max(np.abs(a - b)):.3e}"
+    assert np.max(np.abs(jit[0] - Simulator(cm).x)) > 1e-6          # the runs moved
+
+
+def test_an_fmu_process_with_native_kernels_never_imports_numba(native_dir):
+    """The point of the native kernels: the slave module, model compilation, statics, steps
+    and outputs run without numba in the process."""
+    code = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import fmu_mb.fmi.slave
+from fmu_mb import registry
+from fmu_mb.model.compile import compile_mechanism
+from fmu_mb.simulator import Simulator
+for name in {MODELS!r}:
+    s = Simulator(compile_mechanism(registry.build(name)), kernels="native", kernel_dirs=({str(native_dir)!r},))
+    s.initialize(static=True)
+    s.step(0.01)
+    s.evaluate()
+print("numba" in sys.modules)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == "False"
+
+
+def test_auto_falls_back_to_jit_and_says_why(native_dir, tmp_path):
+    stale = tmp_path / "stale"
+    shutil.copytree(native_dir, stale)
+    man = json.loads((stale / native.MANIFEST).read_text())
+    man["core_digest"] = "0" * 64
+    (stale / native.MANIFEST).write_text(json.dumps(man))
+    k, why = kernel_set("auto", ())
+    assert k.name == "native" and why == ""                  # the core's own native/lib
+    assert native.check(stale)[0] is None and "another fmu_mb core" in native.check(stale)[1]
+    assert native.check(tmp_path / "missing")[1].startswith("no native kernels")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        kernel_set("fast")
+
+
+def test_native_unavailable_is_an_error_when_asked_for(monkeypatch, tmp_path):
+    monkeypatch.setattr(native, "LIB_DIR", tmp_path / "none")
+    k, why = kernel_set("auto", (tmp_path / "other",))
+    assert isinstance(k, JitKernels) and "no native kernels in" in why
+    with pytest.raises(RuntimeError, match="native kernels unavailable"):
+        kernel_set("native", ())
+
+
+def test_address_blocks_refuse_arrays_of_the_wrong_type(native_dir):
+    k = kernel_set("native", (native_dir,))[0]
+    cm = compile_mechanism(registry.build("five_axis"))
+    m = cm.model._replace(body_mass=cm.model.body_mass.astype(np.float32))
+    with pytest.raises(TypeError, match="body_mass must be a C-contiguous float64"):
+        k.handles(m, make_data(cm.model))
+    m = cm.model._replace(body_com=np.asfortranarray(np.ones((cm.model.nbody, 3))))
+    with pytest.raises(TypeError, match="body_com"):
+        address_block(m, k.manifest["schema"]["model"])
