@@ -55,7 +55,8 @@ class Simulator:
         self._m, self._d = self.k.handles(self.model, self.data)
         # one kernel family per instance: numba compiles (and loads) only what is called. The
         # pipeline is evaluated through the FMU's output kernel with an empty output table, so
-        # the direct simulator and the FMU run the very same machine code (bitwise equal outputs)
+        # the direct simulator and the FMU run the same code (the native and JIT backends give
+        # bitwise equal results, tests/test_native.py)
         k = self.k
         if self.model.nc:
             self._gather, self._rk4_step, self._rk4_steps = (k.gather_outputs_constrained, k.rk4_step_constrained,
@@ -296,7 +297,22 @@ class Simulator:
 
     def gather(self, xdot, vr, kind, a, b, f, vals) -> None:
         """Evaluate the pipeline and write the outputs of the spec table (vr, kind, a, b, f; codes in
-        kernels.outputs) into ``vals``; ẋ into ``xdot``. One kernel call (the FMU's outputs)."""
+        kernels.outputs) into ``vals``; ẋ into ``xdot``. One kernel call (the FMU's outputs).
+        The arrays are checked once (the native kernels would not): C-contiguous int64 vr, kind, a,
+        b of one length, float64 f (n, 3), float64 xdot (nx,) and vals long enough for vr."""
+        arrays = (xdot, vr, kind, a, b, f, vals)
+        checked = self.__dict__.get("_gather_checked", ())
+        if len(checked) != len(arrays) or not all(x is y for x, y in zip(checked, arrays)):
+            n = len(vr)
+            ok = all(isinstance(v, np.ndarray) and v.flags.c_contiguous for v in arrays) \
+                and all(v.dtype == np.int64 and v.shape == (n,) for v in (vr, kind, a, b)) \
+                and f.dtype == np.float64 and f.shape == (n, 3) and xdot.dtype == np.float64 \
+                and xdot.shape == (self.model.nx,) and vals.dtype == np.float64 and vals.ndim == 1 \
+                and (n == 0 or 0 <= vr.min() and vr.max() < vals.size)
+            if not ok:
+                raise ValueError("gather: the output table must be C-contiguous int64 vr, kind, a, b of one length "
+                                 "n, float64 f (n, 3), float64 xdot (nx,) and float64 vals indexed by vr")
+            self._gather_checked = arrays          # (held, so that the identity test stays valid)
         self._gather(self._m, self._d, self.x, self.t, self.tau_drive, xdot, vr, kind, a, b, f, vals)
 
     # ------------------------------------------------------------------ partition state

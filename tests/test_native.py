@@ -130,3 +130,20 @@ def test_address_blocks_refuse_arrays_of_the_wrong_type(native_dir):
     m = cm.model._replace(body_com=np.asfortranarray(np.ones((cm.model.nbody, 3))))
     with pytest.raises(TypeError, match="body_com"):
         address_block(m, k.manifest["schema"]["model"])
+
+
+def test_gather_checks_the_output_table_once(native_dir):
+    """Simulator.gather is the one public path that hands caller arrays to the (unchecked)
+    native kernels: a wrong dtype, shape or index is a ValueError, not a memory error."""
+    cm = compile_mechanism(registry.build("five_axis"))
+    s = Simulator(cm, kernels=kernel_set("native", (native_dir,))[0])
+    s.set_state(q=0.1 * np.arange(1, cm.model.nv + 1))
+    n = 2
+    good = dict(xdot=np.zeros(cm.model.nx), vr=np.array([0, 1]), kind=np.zeros(n, np.int64),
+                a=np.array([0, 1]), b=np.zeros(n, np.int64), f=np.zeros((n, 3)), vals=np.zeros(2))
+    s.gather(**good)
+    assert np.array_equal(good["vals"], [0.1, 0.2])          # code Q: q[a]
+    for key, bad in (("vr", np.array([0.0, 1.0])), ("vr", np.array([0, 2])), ("f", np.zeros((n, 2))),
+                     ("xdot", np.zeros(3)), ("kind", np.zeros(3, np.int64))):
+        with pytest.raises(ValueError, match="output table"):
+            s.gather(**{**good, key: bad})

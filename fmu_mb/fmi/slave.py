@@ -261,7 +261,7 @@ class MechanismSlave(TableSlave):
 
     def _refresh(self) -> None:
         """Evaluate the pipeline at the current state and copy every output into self._values
-        (one jitted call, kernels.outputs.gather_outputs_*)."""
+        (one kernel call, kernels.outputs.gather_outputs_*)."""
         sim = self._sim
         sim.t = self._t                       # the FMU's time is authoritative (e.g. after fmi2SetFMUstate)
         sim.gather(self._xdot, self._spec_vr, self._spec_kind, self._spec_a, self._spec_b, self._spec_f,
