@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import kernel_set
 from .kernels import aba as _aba
 from .kernels import crba as _crba
 from .kernels import dynamics as _dyn
@@ -24,6 +25,7 @@ from .kernels import rnea as _rnea
 from .kernels import system as _system
 from .model.compiled import Data, Model, check_pair, state_vector
 from .model.compiled import vector as _vec
+from .statics import holding_force
 
 __all__ = ["aba", "crba", "energies", "forward_dynamics", "forward_kinematics", "generalized_gravity_and_springs",
            "inverse_dynamics", "nonlinear_effects", "rnea", "state_vector"]
@@ -104,5 +106,5 @@ def energies(model: Model, data: Data, q, v) -> dict:
 
 def generalized_gravity_and_springs(model: Model, data: Data, q) -> np.ndarray:
     """Generalized force needed to hold configuration q at rest: b(q, 0) − τ_pas(q, 0)."""
-    tau = rnea(model, data, q, np.zeros(model.nv), np.zeros(model.nv), True)
-    return tau - data.tau_pas
+    check_pair(model, data)
+    return holding_force(kernel_set("jit")[0], model.struct, data.struct, data, _vec("q", q, model.nv))

@@ -85,13 +85,17 @@ class NativeKernels:
 _JIT = JitKernels()
 
 
+def _checked(backend: str, name: str = "backend") -> str:
+    if backend not in BACKENDS:
+        raise ValueError(f"{name} must be one of {', '.join(BACKENDS)} (got {backend!r})")
+    return backend
+
+
 def kernel_set(backend: str = "jit", search=()):
     """(kernels, note): the kernel set for ``backend`` (jit, native, auto) and, when auto fell
     back to jit, why. ``search``: extra directories that may hold native kernels (the core's
     own native/lib is always tried first). native raises RuntimeError when none load."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)} (got {backend!r})")
-    if backend == "jit":
+    if _checked(backend) == "jit":
         return _JIT, ""
     from . import native
     reasons = []
@@ -120,9 +124,7 @@ def process_kernel_set(backend: str = "auto", search=()):
         _process_kernels = kernel_set(backend, search)
         return _process_kernels
     k, note = _process_kernels
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)} (got {backend!r})")
-    if backend != "auto" and backend != k.name:
+    if _checked(backend) != "auto" and backend != k.name:
         note = (f"this process already runs {k.name} kernels; {backend} is not used (one kernel backend per "
                 "process)")
     return k, note
@@ -130,7 +132,4 @@ def process_kernel_set(backend: str = "auto", search=()):
 
 def backend_override(default: str) -> str:
     """``FMU_MB_BACKEND`` if set (validated), else ``default``."""
-    b = os.environ.get("FMU_MB_BACKEND", "").strip().lower() or default
-    if b not in BACKENDS:
-        raise ValueError(f"FMU_MB_BACKEND must be one of {', '.join(BACKENDS)} (got {b!r})")
-    return b
+    return _checked(os.environ.get("FMU_MB_BACKEND", "").strip().lower() or default, "FMU_MB_BACKEND")

@@ -64,8 +64,9 @@ def _jacobian(fun, q, free, rel: float) -> np.ndarray:
     return J
 
 
-def _holding_force(k, mh, dh, data, q) -> np.ndarray:
-    """b(q, 0) − τ_pas(q, 0) (algorithms.generalized_gravity_and_springs) through kernel set k."""
+def holding_force(k, mh, dh, data, q) -> np.ndarray:
+    """b(q, 0) − τ_pas(q, 0): the generalized force that holds configuration q at rest, through
+    kernel set k (fmu_mb.backend) on handles mh, dh of (model, data)."""
     zero = np.zeros(q.size)
     k.forward_kinematics(mh, dh, q, zero)
     k.passive_forces(mh, dh, q, zero)
@@ -94,7 +95,7 @@ def static_equilibrium(cm: CompiledMechanism, q=None, free=None, tau_drive=None,
     tau_drive = np.zeros(m.nv) if tau_drive is None else np.asarray(tau_drive, float)
 
     def residual(qq):
-        return _holding_force(k, mh, dh, data, qq) - tau_drive
+        return holding_force(k, mh, dh, data, qq) - tau_drive
 
     r = residual(q)
     if free.size == 0:
@@ -180,11 +181,11 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
         return data.con_phi[rows].copy(), data.con_C[rows].copy()
 
     def force(qq, lam, C):
-        return _holding_force(k, ms, ds, data, qq) - C.T @ lam
+        return holding_force(k, ms, ds, data, qq) - C.T @ lam
 
     nf, nr = free.size, rows.size
     phi, C = terms(q)
-    g = _holding_force(k, ms, ds, data, q)
+    g = holding_force(k, ms, ds, data, q)
     lam = np.linalg.lstsq(C[:, free].T, g[free], rcond=None)[0] if nr and nf else np.zeros(nr)
     fscale = max(1.0, float(np.abs(g).max()))
     for it in range(maxit + 1):

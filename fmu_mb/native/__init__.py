@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 from ..sources import this_core_digest
