@@ -14,6 +14,7 @@ overrides the choice an FMU makes (auto: native when the FMU carries kernels for
 from __future__ import annotations
 
 import os
+import sys
 from importlib import import_module
 
 import numpy as np
@@ -115,13 +116,21 @@ _process_kernels = None
 def process_kernel_set(backend: str = "auto", search=()):
     """(kernels, note) as :func:`kernel_set`, but one backend per process: the first call
     decides and later calls get the same kernel set (with a note when they asked for another).
-    FMU slaves use this. Measured: a process that ran FMU instances natively, then with the
-    JIT, then natively again crashed at exit with glibc's "corrupted double-linked list" in
-    3 of about 25 runs (never with one backend per process, in 40 runs); the cause is not
-    understood, so FMUs never mix the two runtimes."""
+    ``auto`` picks the JIT when numba is already loaded in the process. FMU slaves use this.
+
+    Why: the native module carries its own copy of numba's runtime, and a process holding both
+    runtimes crashed at exit with glibc's "corrupted double-linked list" (measured: the README
+    demo, which calls a JIT kernel before its FMU initializes, 8 of 8 runs; FMU instances run
+    native, then JIT, then native, 6 of ~40 runs; never in single-runtime processes). The cause
+    is not found, so FMUs never bring the second runtime into a process themselves. A host that
+    imports numba after a native FMU started still mixes them."""
     global _process_kernels
     if _process_kernels is None:
-        _process_kernels = kernel_set(backend, search)
+        if _checked(backend) == "auto" and "numba" in sys.modules:
+            _process_kernels = (_JIT, "numba is already loaded in this process, so its JIT runs the kernels: "
+                                      "the native kernels and numba's runtime in one process crashed at exit in tests")
+        else:
+            _process_kernels = kernel_set(backend, search)
         return _process_kernels
     k, note = _process_kernels
     if _checked(backend) != "auto" and backend != k.name:
