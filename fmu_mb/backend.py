@@ -14,7 +14,6 @@ overrides the choice an FMU makes (auto: native when the FMU carries kernels for
 from __future__ import annotations
 
 import os
-import sys
 from importlib import import_module
 
 import numpy as np
@@ -110,33 +109,22 @@ def kernel_set(backend: str = "jit", search=()):
     return _JIT, "; ".join(reasons)
 
 
-_process_kernels = None
+_process_kernels: dict = {}
 
 
 def process_kernel_set(backend: str = "auto", search=()):
-    """(kernels, note) as :func:`kernel_set`, but one backend per process: the first call
-    decides and later calls get the same kernel set (with a note when they asked for another).
-    ``auto`` picks the JIT when numba is already loaded in the process. FMU slaves use this.
+    """(kernels, note) as :func:`kernel_set`, loaded once per process and backend (FMU slaves
+    use this; every instance of an FMU shares the loaded module).
 
-    Why: the native module carries its own copy of numba's runtime, and a process holding both
-    runtimes crashed at exit with glibc's "corrupted double-linked list" (measured: the README
-    demo, which calls a JIT kernel before its FMU initializes, 8 of 8 runs; FMU instances run
-    native, then JIT, then native, 6 of ~40 runs; never in single-runtime processes). The cause
-    is not found, so FMUs never bring the second runtime into a process themselves. A host that
-    imports numba after a native FMU started still mixes them."""
-    global _process_kernels
-    if _process_kernels is None:
-        if _checked(backend) == "auto" and "numba" in sys.modules:
-            _process_kernels = (_JIT, "numba is already loaded in this process, so its JIT runs the kernels: "
-                                      "the native kernels and numba's runtime in one process crashed at exit in tests")
-        else:
-            _process_kernels = kernel_set(backend, search)
-        return _process_kernels
-    k, note = _process_kernels
-    if _checked(backend) != "auto" and backend != k.name:
-        note = (f"this process already runs {k.name} kernels; {backend} is not used (one kernel backend per "
-                "process)")
-    return k, note
+    The native module carries its own copy of numba's runtime (hidden symbols), and processes
+    holding both it and numba's JIT are safe: the aborts at exit once blamed on that mix
+    ("corrupted double-linked list") were pythonfmu's exit-time use-after-free, which the FMU
+    binary now prevents (fmu_mb/fmi/shim/fmu_mb_shim.c, point 5; tests/test_robustness.py runs
+    the mix)."""
+    key = (_checked(backend), tuple(str(d) for d in search))
+    if key not in _process_kernels:
+        _process_kernels[key] = kernel_set(backend, search)
+    return _process_kernels[key]
 
 
 def backend_override(default: str) -> str:

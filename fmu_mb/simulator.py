@@ -283,6 +283,21 @@ class Simulator:
                                   f"state{why}; the state before the step is kept")
         self.t += dt
 
+    def checkpoint(self) -> tuple:
+        """Everything :meth:`step` changes (state, time, coordinate partition, counters), for
+        :meth:`rollback`; what an FMU keeps when it refuses a step's result."""
+        d = self.data
+        return (self.x.copy(), self.t, self._partition(), int(d.cp_count[0]), int(d.fric_fail[0]),
+                int(d.fric_iters[0]))
+
+    def rollback(self, cp: tuple) -> None:
+        """Back to a :meth:`checkpoint` of this instance."""
+        x, self.t, part, count, fails, iters = cp
+        self.x[:] = x
+        self._restore_partition(part)
+        d = self.data
+        d.cp_count[0], d.fric_fail[0], d.fric_iters[0] = count, fails, iters
+
     def advance_to(self, t_end: float) -> None:
         if t_end > self.t:
             self.step(t_end - self.t)
@@ -338,9 +353,15 @@ class Simulator:
         nc, nv = m.nc, m.nv
         if s.shape != (2 * nc + nv + 3,):
             raise ValueError(f"solver state must hold {2 * nc + nv + 3} values (got {s.size})")
+        if not np.all(np.isfinite(s)):
+            raise ValueError("solver state holds non-finite values")
         rows, cols = s[:nc].astype(np.int64), s[nc:nc + nv].astype(np.int64)
-        if sorted(rows.tolist()) != list(range(nc)) or sorted(cols.tolist()) != list(range(nv)):
+        if sorted(rows.tolist()) != list(range(nc)) or sorted(cols.tolist()) != list(range(nv)) \
+                or not np.array_equal(rows, s[:nc]) or not np.array_equal(cols, s[nc:nc + nv]):
             raise ValueError("solver state holds an invalid partition")
+        rank, valid = s[nc + nv], s[nc + nv + 1]
+        if not (float(rank).is_integer() and 0 <= rank <= min(nc, nv)) or valid not in (0.0, 1.0):
+            raise ValueError(f"solver state holds an invalid partition rank {rank!r} or flag {valid!r}")
         d.cp_rows[:], d.cp_cols[:] = rows, cols
         d.cp_rank[0], d.cp_valid[0], d.con_stats[4] = int(s[nc + nv]), int(s[nc + nv + 1]), s[nc + nv + 2]
         m.con_off[:] = s[nc + nv + 3:]

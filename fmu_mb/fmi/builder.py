@@ -42,7 +42,7 @@ from pathlib import Path
 from .. import registry
 from ..sources import core_digest
 from ..model.compile import compile_mechanism
-from .description import interface_markdown, model_description
+from .description import fmu_guid, interface_markdown, model_description
 from .interface import build_interface
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -163,15 +163,17 @@ def _core_files(directory, names) -> set:
     return skip
 
 
-def compile_shim(dest: Path) -> Path:
-    """Compile the shim with the C compiler (cc/gcc) into ``dest`` (a .so path)."""
+def compile_shim(dest: Path, model_identifier: str, guid: str) -> Path:
+    """Compile the shim for one FMU (its model identifier and GUID) with the C compiler (cc/gcc)
+    into ``dest`` (a .so path)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise RuntimeError("building an fmu_mb FMU needs a C compiler (cc or gcc) for the FMU binary")
     site = sysconfig.get_paths()["purelib"]
     cmd = [cc, "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror",
            f'-DFMU_MB_LIBPYTHON="{_libpython()}"', f'-DFMU_MB_SITE="{site}"',
-           str(SHIM_SOURCE), "-o", str(dest), "-ldl"]
+           f'-DFMU_MB_ID="{model_identifier}"', f'-DFMU_MB_GUID="{guid}"',
+           str(SHIM_SOURCE), "-o", str(dest), "-ldl", "-lpthread"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"compiling the FMU binary failed:\n{' '.join(cmd)}\n{r.stderr}")
@@ -214,7 +216,7 @@ def _package(name: str, script_text: str, itf, description: str, stop_time: floa
         finally:
             sys.modules.pop(module, None)
             sys.path[:] = [p for p in sys.path if not p.startswith(str(tmp))]
-        shim = compile_shim(tmp / "shim.so")
+        shim = compile_shim(tmp / "shim.so", name, fmu_guid(itf))
         xml = model_description(itf, description=description, version=VERSION,
                                 tool=f"fmu_mb {VERSION} (pythonfmu packaging)", stop_time=stop_time, comm_step=comm_step)
         doc = interface_markdown(itf, f"{name}.fmu — interface")

@@ -54,10 +54,13 @@ class PDControllerSlave(TableSlave):
         return itf
 
     def _build(self) -> bool:
-        bad = [self._itf.vars[i].name for k in ("Kp", "Kd", "tau_max") for i in self._idx[k] if self._values[i] < 0]
-        for name in bad:
-            self._error(f"invalid parameter: '{name}' must be >= 0 (got {self._values[self._itf.by_name()[name]]})")
-        return not bad
+        ok = True
+        for i in self._params:
+            v, val = self._itf.vars[i], self._values[i]
+            if not (v.min <= val <= v.max):
+                self._error(f"invalid parameter: '{v.name}' must lie in [{v.min:g}, {v.max:g}] {v.unit} (got {val:g})")
+                ok = False
+        return ok
 
     def _advance(self, t, h) -> bool:
         return True
@@ -70,5 +73,6 @@ class PDControllerSlave(TableSlave):
     def _state(self):
         return np.zeros(0), 0
 
-    def _restore(self, x, counter) -> bool:
-        return True
+    def _restore(self, x, counter) -> None:
+        if x.size:
+            raise ValueError(f"it holds {x.size} state values; the controller is stateless")

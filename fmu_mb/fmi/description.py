@@ -35,12 +35,17 @@ def _num(x) -> str:
     return f"{float(x):.17g}"
 
 
+def fmu_guid(itf: Interface) -> str:
+    """The FMU's GUID: a name-based UUID of the interface digest (the binary checks it at fmi2Instantiate)."""
+    return "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, "fmu_mb:" + itf.digest())) + "}"
+
+
 def model_description(itf: Interface, description: str, version: str, tool: str, stop_time: float,
                       comm_step: float, model_identifier: str | None = None) -> bytes:
     """The modelDescription.xml document (UTF-8 bytes)."""
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     root = etree.Element("fmiModelDescription", fmiVersion="2.0", modelName=itf.model,
-                         guid="{" + str(uuid.uuid5(uuid.NAMESPACE_URL, "fmu_mb:" + itf.digest())) + "}",
+                         guid=fmu_guid(itf),
                          description=description, author="fmu_mb", version=version, generationTool=tool,
                          generationDateAndTime=now, variableNamingConvention="structured",
                          numberOfEventIndicators="0")

@@ -23,10 +23,15 @@ Order (= value references, stable between builds of the same model):
    ``energy.*``, ``solver.friction_iterations``, ``solver.friction_failures``,
    ``solver.repartitions``.
 
-Constraints and trajectories are collected over the model's option values (each
-Choice/Flag value with the other options at their defaults), so an FMU whose
-options remove a constraint (torque mode, a flexible base instead of the fixed-base
-constraint) keeps the same variables: absent constraints read 0 (and unique).
+Variables refer to the mechanism by name (joint, point, force, constraint, beam), never by
+coordinate or body index: the option values an FMU is started with may change those
+indices (a flexible link inserts its RFEM coordinates and bodies), and the slave resolves
+every variable in the mechanism it builds (:func:`resolve`). Joints, points, forces and
+supports must exist in every combination of the Choice/Flag options (the builder checks
+all of them, :func:`check_variants`); constraints and trajectories are collected over all
+combinations, so an FMU whose options remove a constraint (torque mode, a flexible base
+instead of the fixed-base constraint) keeps the same variables: absent constraints read 0
+(and unique), absent beams (a rigid link) a deflection of 0.
 
 Multi-coordinate joints use structured array names (``base.q[1]`` … ``base.q[6]``),
 with the coordinate's name (x, y, z, ψ, θ, φ) in the description.
@@ -42,6 +47,13 @@ from ..model.compiled import REVOLUTE
 from .units import DISPLAY, coordinate_units, force_unit
 
 GREEK = {"psi": "ψ", "theta": "θ", "phi": "φ"}
+#: range of every start coordinate (m or rad) and of the coordinates of a restored FMU state:
+#: beyond it an angle's double-precision resolution is coarser than 1e-10 rad
+COORDINATE_LIMIT = 1e6
+#: range of every start rate (m/s or rad/s) and of the rates of a restored FMU state
+RATE_LIMIT = 1e6
+#: default of ``solver.max_violation`` where the model file's FMU dict gives none (m, rad, m/s)
+MAX_VIOLATION = 1e-2
 
 
 @dataclass
@@ -119,8 +131,10 @@ class ConstraintSpec:
 
 
 def option_variants(module) -> list:
-    """Option dicts of the builds the interface covers: the defaults, then each Choice/Flag
-    value with the other options at their defaults."""
+    """Option dicts of every combination of the Choice/Flag options (the other options at their
+    defaults): the defaults first, then each single non-default value, then the remaining
+    combinations (so that variables first met in a combination come last)."""
+    import itertools
     options = getattr(module, "OPTIONS", {})
     variants = [{}]
     for name, o in options.items():
@@ -128,7 +142,56 @@ def option_variants(module) -> list:
             variants += [{name: v} for v in o.values if v != o.default]
         elif isinstance(o, opt.Flag):
             variants.append({name: not o.default})
+    axes = {name: (o.values if isinstance(o, opt.Choice) else (False, True))
+            for name, o in options.items() if isinstance(o, (opt.Choice, opt.Flag))}
+    default = {name: options[name].default for name in axes}
+    seen = {tuple(sorted({**default, **v}.items())) for v in variants}
+    for combo in itertools.product(*axes.values()):
+        full = dict(zip(axes, combo))
+        key = tuple(sorted(full.items()))
+        if key not in seen:
+            seen.add(key)
+            variants.append({k: v for k, v in full.items() if v != default[k]})
     return variants
+
+
+def check_variants(module, itf: Interface) -> list:
+    """Problems (strings) of the interface in the builds of :func:`option_variants`: every joint,
+    point, force and support it names must exist there with the same coordinates; constraints
+    and beams may be absent (their outputs read 0)."""
+    from ..model.compile import compile_mechanism
+    problems = []
+    joints = {}
+    for v in itf.vars:
+        kind, *a = v.source
+        if kind in ("q_start", "qd_start", "tau_drive", "q", "qd", "tau_required", "F", "M"):
+            joints[a[0]] = max(joints.get(a[0], 0), a[1] + 1)
+        elif kind in ("F_normal", "friction_load", "tau_friction", "unique_joint"):
+            joints.setdefault(a[0], 1)
+    points = {v.source[1] for v in itf.vars if v.source[0] == "point"}
+    forces = {v.source[1] for v in itf.vars if v.source[0] == "body_force"}
+    supports = {v.source[1] for v in itf.vars if v.source[0] == "support"}
+    for variant in option_variants(module):
+        label = ", ".join(f"{k}={v}" for k, v in variant.items()) or "defaults"
+        try:
+            cm = compile_mechanism(module.build(**variant))
+        except ValueError as exc:
+            problems.append(f"options ({label}): the model does not compile: {exc}")
+            continue
+        have = {j.name: j for j in cm.joints}
+        for name, n in joints.items():
+            if name not in have:
+                problems.append(f"options ({label}): joint '{name}' does not exist")
+            elif have[name].ndof < n:
+                problems.append(f"options ({label}): joint '{name}' has {have[name].ndof} coordinate(s), the "
+                                f"interface {n}")
+        problems += [f"options ({label}): point '{p}' does not exist" for p in sorted(points - set(cm.points))]
+        fnames = {f.name for f in cm.mechanism.forces}
+        problems += [f"options ({label}): force '{f}' does not exist" for f in sorted(forces - fnames)]
+        if supports and max(supports) >= cm.model.sup_body.shape[0]:
+            problems.append(f"options ({label}): {cm.model.sup_body.shape[0]} supports, the interface has "
+                            f"{max(supports) + 1}")
+    return problems
 
 
 def constraint_union(module) -> tuple[list, list]:
@@ -203,7 +266,7 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     itf.add(Var("solver.max_steps_per_call", "Integer", "parameter", "fixed",
                 "largest number of internal steps one fmi2DoStep may take; longer communication steps are "
                 "refused with fmi2Error instead of blocking the host", ("solver", "max_steps_per_call"),
-                start=1_000_000, min=1, max=2_000_000_000))
+                start=1_000_000, min=1, max=2**31 - 1))
     for k, axis in enumerate("xyz"):
         itf.add(Var(f"gravity[{k + 1}]", "Real", "parameter", "fixed", f"gravitational acceleration, world {axis}",
                     ("gravity", k), start=float(cm.model.gravity[k]), unit="m/s2", min=-1e3, max=1e3))
@@ -234,6 +297,13 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                     "after every step solve the holonomic constraints for the positions and project the "
                     "velocities (constraints held to round-off instead of only stabilised)",
                     ("solver", "projection"), start=bool(solver.projection)))
+        itf.add(Var("solver.max_violation", "Real", "parameter", "fixed",
+                    "largest constraint violation a step may leave (m; rad for orientation rows and angle "
+                    "coordinates, m/s for first-order rows): a step leaving more (a programmed path out of reach "
+                    "or too fast, a loop that cannot close) is undone and answered with fmi2Error naming the "
+                    "constraint", ("solver", "max_violation"),
+                    start=float(getattr(module, "FMU", {}).get("max_violation", MAX_VIOLATION)), unit="m",
+                    min=1e-12, max=1e6))
         itf.add(Var("init.assemble", "Boolean", "parameter", "fixed",
                     "make the start state consistent with the constraint groups "
                     f"{', '.join(solver.assemble) or '(none)'} (loops closed, velocities projected)",
@@ -244,10 +314,11 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
             pu, vu, _ = coordinate_units(_coord_kind(cm, d))
             lab = _coord_label(j, k)
             itf.add(Var(f"{j.name}.q_start{_suffix(j.ndof, k)}", "Real", "parameter", "fixed",
-                        f"initial {lab} of joint {j.name}", ("q_start", d), start=float(cm.q0[d]), unit=pu))
+                        f"initial {lab} of joint {j.name}", ("q_start", j.name, k), start=float(cm.q0[d]), unit=pu,
+                        min=-COORDINATE_LIMIT, max=COORDINATE_LIMIT))
             itf.add(Var(f"{j.name}.qd_start{_suffix(j.ndof, k)}", "Real", "parameter", "fixed",
-                        f"initial rate of {lab} of joint {j.name}", ("qd_start", d), start=float(cm.qd0[d]),
-                        unit=vu))
+                        f"initial rate of {lab} of joint {j.name}", ("qd_start", j.name, k), start=float(cm.qd0[d]),
+                        unit=vu, min=-RATE_LIMIT, max=RATE_LIMIT))
     # ------------------------------------------------------------------ inputs
     for j in cm.joints:
         if not j.actuated:
@@ -257,11 +328,11 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
             itf.add(Var(f"{j.name}.tau_drive{_suffix(j.ndof, k)}", "Real", "input", "continuous",
                         f"driving {'torque' if _coord_kind(cm, d) == 'rad' else 'force'} on {_coord_label(j, k)} of "
                         f"joint {j.name} (held constant over each communication step)",
-                        ("tau_drive", d), start=0.0, unit=force_unit(_coord_kind(cm, d))))
+                        ("tau_drive", j.name, k), start=0.0, unit=force_unit(_coord_kind(cm, d))))
     for k, f in enumerate(cm.mechanism.forces):
         itf.add(Var(f"{f.name}.force", "Real", "input", "continuous",
                     f"magnitude of the force {f.name} fixed in link {f.link} (direction {tuple(f.direction)}, "
-                    "link frame; held constant over each communication step)", ("body_force", k), start=0.0,
+                    "link frame; held constant over each communication step)", ("body_force", f.name), start=0.0,
                     unit="N"))
     for tname, pname, val, par in tparams:
         itf.add(Var(f"{tname}.{pname}", "Real", "input", "continuous",
@@ -274,9 +345,9 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
             pu, vu, _ = coordinate_units(_coord_kind(cm, d))
             lab = _coord_label(j, k)
             itf.add(Var(f"{j.name}.q{_suffix(j.ndof, k)}", "Real", "output", "continuous",
-                        f"{lab} of joint {j.name}", ("q", d), unit=pu))
+                        f"{lab} of joint {j.name}", ("q", j.name, k), unit=pu))
             itf.add(Var(f"{j.name}.qd{_suffix(j.ndof, k)}", "Real", "output", "continuous",
-                        f"rate of {lab} of joint {j.name}", ("qd", d), unit=vu))
+                        f"rate of {lab} of joint {j.name}", ("qd", j.name, k), unit=vu))
     if has_prog:
         for j in cm.joints:
             for k in range(j.ndof):
@@ -285,38 +356,38 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                 itf.add(Var(f"{j.name}.tau_required{_suffix(j.ndof, k)}", "Real", "output", "continuous",
                             f"generalized {'torque' if kind == 'rad' else 'force'} on {_coord_label(j, k)} of joint "
                             f"{j.name} that realises the programmed constraints (Φ_p,qᵀλ_p; feedforward for a "
-                            "controller)", ("tau_required", d), unit=force_unit(kind)))
+                            "controller)", ("tau_required", j.name, k), unit=force_unit(kind)))
     for j in cm.joints:
         if j.kind in ("free", "planar"):        # coordinates of a floating link, not a physical joint
             continue
         for k in range(3):
             itf.add(Var(f"{j.name}.F[{k + 1}]", "Real", "output", "continuous",
-                        f"reaction force of joint {j.name} on its child, joint-frame {'xyz'[k]}", ("F", j.body, k),
+                        f"reaction force of joint {j.name} on its child, joint-frame {'xyz'[k]}", ("F", j.name, k),
                         unit="N"))
         for k in range(3):
             itf.add(Var(f"{j.name}.M[{k + 1}]", "Real", "output", "continuous",
                         f"reaction moment of joint {j.name} on its child about the joint origin, joint-frame "
-                        f"{'xyz'[k]}", ("M", j.body, k), unit="N.m"))
+                        f"{'xyz'[k]}", ("M", j.name, k), unit="N.m"))
     for j in cm.joints:
         if j.kind not in ("revolute", "prismatic"):
             continue
         kind = _coord_kind(cm, j.dofadr)
         itf.add(Var(f"{j.name}.F_normal", "Real", "output", "continuous",
                     f"normal (radial) reaction force of joint {j.name}: the reaction component perpendicular to "
-                    "its axis (paper 000 eq. 21)", ("F_normal", j.body), unit="N"))
+                    "its axis (paper 000 eq. 21)", ("F_normal", j.name), unit="N"))
         itf.add(Var(f"{j.name}.friction_load", "Real", "output", "continuous",
                     f"equivalent normal load L of joint {j.name} that its friction coefficient multiplies "
                     "(journal: f_n·d/2; pin bearing: paper 002 eq. 47); 0 without friction",
-                    ("friction_load", j.dofadr), unit=force_unit(kind)))
+                    ("friction_load", j.name), unit=force_unit(kind)))
         itf.add(Var(f"{j.name}.tau_friction", "Real", "output", "continuous",
                     f"friction {'torque' if kind == 'rad' else 'force'} of joint {j.name}, opposing its motion "
-                    "(applied as −tau_friction)", ("tau_friction", j.dofadr), unit=force_unit(kind)))
+                    "(applied as −tau_friction)", ("tau_friction", j.name), unit=force_unit(kind)))
     if has_con:
         for j in cm.joints:
             itf.add(Var(f"{j.name}.unique", "Boolean", "output", "discrete",
                         f"true if the reaction of joint {j.name} is uniquely determined by the rigid model "
                         "(paper 004 eqs. 21-27; false with redundant constraints that share its load)",
-                        ("unique_joint", j.body)))
+                        ("unique_joint", j.name)))
         for c in cspecs:
             if all(k == COORD for k in c.kinds):
                 for r, u in enumerate(c.units):

@@ -11,10 +11,16 @@ one final shorter RK4 step, exactly to the step's end (``Simulator.step``).
 Inputs are held constant over the communication step (zero-order hold).
 Outputs are evaluated at the end of the step with those inputs, so no output
 depends directly on an input set afterwards (``dependencies=""`` in the model
-description). A step that makes the state non-finite is undone (fmi2Error; the
-state and outputs at t are kept). A communication step needing more than
-``solver.max_steps_per_call`` internal steps is refused rather than blocking
-the host.
+description). A step that makes the state or an output non-finite, or leaves a
+constraint violated by more than ``solver.max_violation``, is undone (fmi2Error naming
+the output or the constraint; the state and outputs at t are kept). A communication
+step needing more than ``solver.max_steps_per_call`` internal steps is refused rather
+than blocking the host.
+
+Every variable names what it reads or writes (joint, point, force, constraint, beam);
+:meth:`MechanismSlave._build` resolves those names in the mechanism the parameters build,
+whose coordinate and body indices differ between option values (a flexible link inserts
+RFEM coordinates), so every option combination starts.
 """
 from __future__ import annotations
 
@@ -29,7 +35,7 @@ from ..kernels import codes as K
 from ..model import options as opt
 from ..model.compile import compile_mechanism
 from ..simulator import SimulationError, Simulator
-from .interface import build_interface
+from .interface import COORDINATE_LIMIT, RATE_LIMIT, build_interface
 from .table_slave import TableSlave
 
 
@@ -61,11 +67,35 @@ class MechanismSlave(TableSlave):
                               self._meta.get("static_start", False))
         inputs = [(i, v) for i, v in enumerate(itf.vars) if v.causality == "input"]
         self._drive_vr = np.array([i for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
-        self._input_dofs = np.array([v.source[1] for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
         self._traj_inputs = [(i, v.source[1], v.source[2], v.name) for i, v in inputs if v.source[0] == "traj"]
         self._force_vr = np.array([i for i, v in inputs if v.source[0] == "body_force"], dtype=np.int64)
-        self._force_idx = np.array([v.source[1] for i, v in inputs if v.source[0] == "body_force"], dtype=np.int64)
+        self._violation_vr = np.array([i for i, v in enumerate(itf.vars)
+                                       if v.source[0] in ("con_violation", "con_violation_angle")], dtype=np.int64)
         return itf
+
+    def _resolve(self, cm) -> str | None:
+        """Indices of the named inputs and start values in the compiled mechanism ``cm`` (the
+        variant the parameters build); the reason if the interface does not fit it."""
+        vars_ = self._itf.vars
+        try:
+            self._input_dofs = np.array([self._dof(cm, *vars_[i].source[1:]) for i in self._drive_vr], np.int64)
+            names = [f.name for f in cm.mechanism.forces]
+            self._force_idx = np.array([names.index(vars_[i].source[1]) for i in self._force_vr], np.int64)
+            self._start_dofs = [(i, vars_[i].source[0], self._dof(cm, *vars_[i].source[1:])) for i in self._params
+                                if vars_[i].source[0] in ("q_start", "qd_start")]
+        except (KeyError, ValueError) as exc:
+            return str(exc)
+        if cm.model.sup_body.shape != self._reference.model.sup_body.shape:
+            return f"the mechanism has {cm.model.sup_body.shape[0]} supports, the interface " \
+                   f"{self._reference.model.sup_body.shape[0]}"
+        return None
+
+    @staticmethod
+    def _dof(cm, joint: str, k: int = 0) -> int:
+        j = cm.joint(joint)
+        if k >= j.ndof:
+            raise KeyError(f"joint '{joint}' has {j.ndof} coordinate(s)")
+        return j.dofadr + k
 
     # ------------------------------------------------------------------ building
     def _settings(self) -> tuple[dict, dict, list]:
@@ -103,26 +133,16 @@ class MechanismSlave(TableSlave):
         except ValueError as exc:
             self._error(f"the parameters give an invalid mechanism: {exc}")
             return False
-        ref = self._reference
         known = {v.source[1] for v in self._itf.vars if v.source[0] in ("con_violation",)}
         extra = [c.name for c in cm.constraints if c.name not in known]
-        if extra:
-            self._error(f"the model options add constraints {extra} the FMU interface does not have; this is a "
-                        "defect of the model file")
-            return False
-        if [(j.name, j.kind, j.actuated, j.dofadr) for j in cm.joints] != \
-                [(j.name, j.kind, j.actuated, j.dofadr) for j in ref.joints] or list(cm.points) != list(ref.points) \
-                or cm.model.sup_body.shape != ref.model.sup_body.shape:
-            self._error("the model options change the joints, points or supports of the mechanism, which the "
-                        "FMU interface cannot follow; this is a defect of the model file")
+        why = self._resolve(cm)
+        if extra or why:
+            self._error("these model options build a mechanism the FMU interface does not describe ("
+                        f"{why or f'constraints {extra} are not in it'}); this is a defect of the model file")
             return False
         q0, qd0 = np.array(cm.q0), np.array(cm.qd0)
-        for i in self._params:
-            kind, *args = self._itf.vars[i].source
-            if kind == "q_start":
-                q0[args[0]] = self._values[i]
-            elif kind == "qd_start":
-                qd0[args[0]] = self._values[i]
+        for i, kind, dof in self._start_dofs:
+            (q0 if kind == "q_start" else qd0)[dof] = self._values[i]
         solver = {}
         if ("solver", "alpha") in s:
             solver = dict(alpha=float(s[("solver", "alpha")]), beta=float(s[("solver", "beta")]),
@@ -135,7 +155,7 @@ class MechanismSlave(TableSlave):
             return False
         sim = Simulator(cm, step_size=s[("solver", "step_size")], assemble=False, kernels=kernels, **solver)
         note = f" ({note})" if note else ""
-        self.log(f"[{self.modelName}] kernels: {kernels.description}{note}", category="logAll")
+        self._debug(f"kernels: {kernels.description}{note}")
         self._traj_applied = {}
         if not self._apply_trajectories(sim, "fmi2ExitInitializationMode"):
             return False
@@ -149,6 +169,7 @@ class MechanismSlave(TableSlave):
         sim.body_force[self._force_idx] = self._values[self._force_vr]
         self._sim = sim
         self._max_steps = int(s[("solver", "max_steps_per_call")])
+        self._max_violation = float(s.get(("solver", "max_violation"), np.inf))
         self._prepare_outputs()
         return True
 
@@ -183,14 +204,21 @@ class MechanismSlave(TableSlave):
                  "tau_friction": K.TF, "support": K.SUP, "point": K.PT, "deflection": K.DEF}
         energy = {"kinetic": K.EK, "potential": K.EP, "dissipated": K.ED, "work_in": K.EW,
                   "work_constraints": K.EC}
+        joints = {j.name: j for j in sim.cm.joints}
         rows = []
         for i in self._itf.of("output"):
             kind, *args = vars_[i].source
             f = (0.0, 0.0, 0.0)
-            if kind in ("q", "qd", "friction_load", "tau_friction", "F_normal"):
-                code, a, b = codes[kind], args[0], 0
-            elif kind in ("F", "M", "support"):
-                code, a, b = codes[kind], args[0], args[1]
+            if kind in ("q", "qd"):
+                code, a, b = codes[kind], joints[args[0]].dofadr + args[1], 0
+            elif kind in ("friction_load", "tau_friction"):
+                code, a, b = codes[kind], joints[args[0]].dofadr, 0
+            elif kind == "F_normal":
+                code, a, b = K.FN, joints[args[0]].body, 0
+            elif kind in ("F", "M"):
+                code, a, b = codes[kind], joints[args[0]].body, args[1]
+            elif kind == "support":
+                code, a, b = K.SUP, args[0], args[1]
             elif kind == "point":
                 body, pos = sim.cm.points[args[0]]
                 code, a, b, f = K.PT, body, args[1], tuple(pos)
@@ -204,7 +232,7 @@ class MechanismSlave(TableSlave):
             elif kind == "energy":
                 code, a, b = energy[args[0]], 0, 0
             elif kind == "tau_required":
-                code, a, b = K.TRQ, args[0], 0
+                code, a, b = K.TRQ, joints[args[0]].dofadr + args[1], 0
             elif kind == "con_lambda":
                 ci = cobj.get(args[0])
                 code, a, b = K.LAM, (sim.cm.constraints[ci].rows[args[1]] if ci is not None else -1), 0
@@ -213,15 +241,19 @@ class MechanismSlave(TableSlave):
             elif kind in ("con_violation", "con_violation_angle"):
                 code, a, b = (K.CV if kind == "con_violation" else K.CVA), cobj.get(args[0], -1), 0
             elif kind == "unique_joint":
-                code, a, b = K.UQJ, args[0], 0
+                code, a, b = K.UQJ, joints[args[0]].body, 0
             elif kind == "unique_con":
                 code, a, b = K.UQC, cobj.get(args[0], -1), 0
             elif kind == "constraint":
                 code, a, b = (K.RANK if args[0] == "rank" else K.RED), 0, 0
-            elif args[0] == "repartitions":
+            elif kind == "solver" and args[0] == "repartitions":
                 code, a, b = K.REP, 0, 0
+            elif kind == "solver" and args[0] == "friction_iterations":
+                code, a, b = K.IT, 0, 0
+            elif kind == "solver" and args[0] == "friction_failures":
+                code, a, b = K.FF, 0, 0
             else:
-                code, a, b = (K.IT, 0, 0) if args[0] == "friction_iterations" else (K.FF, 0, 0)
+                raise ValueError(f"output '{vars_[i].name}': unknown source {vars_[i].source!r}")
             rows.append((i, code, a, b, f))
         self._spec_vr = np.array([r[0] for r in rows], dtype=np.int64)
         self._spec_kind = np.array([r[1] for r in rows], dtype=np.int64)
@@ -250,7 +282,9 @@ class MechanismSlave(TableSlave):
         try:
             sim.step(h)
         except SimulationError as exc:
-            self._error(f"fmi2DoStep at t = {t:g} s: {exc}; outputs and state of t = {t:g} s are kept")
+            self._error(f"fmi2DoStep at t = {t:g} s: {exc}; outputs and state of t = {t:g} s are kept (explicit "
+                        f"RK4 at solver.step_size = {sim.h:g} s may be unstable here: LuGre bristles, RFEM links "
+                        "and stiff supports need small steps; a smaller step or other inputs may pass)")
             return False
         sim.t = t + h
         if sim.friction_failures > fails:
@@ -267,6 +301,47 @@ class MechanismSlave(TableSlave):
         sim.gather(self._xdot, self._spec_vr, self._spec_kind, self._spec_a, self._spec_b, self._spec_f,
                    self._values)
 
+    def _snapshot(self):
+        return self._sim.checkpoint(), super()._snapshot()
+
+    def _revert(self, snap) -> None:
+        cp, outputs = snap
+        self._sim.rollback(cp)
+        super()._revert(outputs)
+
+    def _result_problem(self, where: str) -> str | None:
+        """Non-finite outputs (TableSlave), then the constraint violation bound."""
+        problem = super()._result_problem(where)
+        if problem or not self._violation_vr.size:
+            return problem
+        v = self._values[self._violation_vr]
+        k = int(np.argmax(v))
+        if v[k] <= self._max_violation:
+            return None
+        var = self._itf.vars[self._violation_vr[k]]
+        name, unit = var.source[1], var.unit or ""
+        info = self._sim.cm.constraint(name)
+        amount = f"{v[k]:.4g} {unit}".strip()
+        bound = f"solver.max_violation = {self._max_violation:g}"
+        if info.group == "programmed":
+            point = self._point_name(info)
+            who = f"point {point} is {amount} away from it" if point else f"it is violated by {amount}"
+            return (f"{where}: the programmed motion '{name}' cannot be followed: {who} at t = {self._t:g} s, more "
+                    f"than {bound} (is the path out of reach, or traversed too fast?)")
+        return (f"{where}: constraint '{name}' ({info.group}) is violated by {amount} at t = {self._t:g} s, more "
+                f"than {bound}")
+
+    def _point_name(self, info) -> str | None:
+        """The named point a point constraint acts on (for messages), if there is one."""
+        c, cm = info.constraint, self._sim.cm
+        point, link = getattr(c, "point", None), getattr(c, "link", None)
+        if point is None or link not in cm.link_body:
+            return None
+        for pname, (body, pos) in cm.points.items():
+            if body == cm.link_body[link] and np.allclose(pos, point, rtol=0, atol=1e-12):
+                return pname
+        return None
+
     def _state(self):
         """(x followed by the solver state — coordinate partition, relative-constraint offsets —
         and the partition count, friction-failure counter)."""
@@ -274,20 +349,33 @@ class MechanismSlave(TableSlave):
         fails = sim.friction_failures - (self._spec_b[self._ff_rows[0]] if self._ff_rows.size else 0)
         return np.concatenate([sim.x, sim.solver_state(), [sim.data.cp_count[0]]]), int(fails)
 
-    def _restore(self, x, counter) -> bool:
+    def _restore(self, x, counter) -> None:
+        """Checks everything before it writes anything: sizes, finite values, coordinates and rates
+        within the start values' ranges, a valid coordinate partition; ValueError says why."""
         sim = self._sim
-        n = sim.x.size + sim.solver_state().size + 1
+        nx, nv = sim.x.size, sim.nv
+        n = nx + sim.solver_state().size + 1
         if x.size != n:
-            self._error(f"FMU state holds {x.size} state values, the model has {n}")
-            return False
+            raise ValueError(f"it holds {x.size} state values, the model has {n}")
+        bad = ~np.isfinite(x)
+        if bad.any():
+            raise ValueError(f"state value {int(np.argmax(bad))} is {float(x[bad][0])!r}")
+        for part, lim, what in ((x[:nv], COORDINATE_LIMIT, "coordinate"), (x[nv:2 * nv], RATE_LIMIT, "rate of")):
+            k = int(np.argmax(np.abs(part)))
+            if abs(part[k]) > lim:
+                raise ValueError(f"{what} {sim.cm.dof_names[k]} = {float(part[k])!r} lies outside ±{lim:g}")
+        if not (x[-1] >= 0 and float(x[-1]).is_integer()):
+            raise ValueError(f"the partition count {x[-1]!r} is not a count")
+        cp = sim.checkpoint()
         try:
-            sim.set_solver_state(x[sim.x.size:n - 1])
-        except ValueError as exc:
-            self._error(f"FMU state: {exc}")
-            return False
-        sim.x[:] = x[:sim.x.size]
+            sim.set_solver_state(x[nx:n - 1])
+        except ValueError:
+            sim.rollback(cp)
+            raise
+        sim.x[:] = x[:nx]
         sim.data.cp_count[0] = int(x[-1])
         sim.t = self._t
         self._spec_b[self._ff_rows] = sim.friction_failures - counter
         self._traj_applied = {}
-        return self._apply_trajectories(sim, "fmi2SetFMUstate", force=True)
+        if not self._apply_trajectories(sim, "fmi2SetFMUstate", force=True):
+            raise ValueError("its trajectory inputs are invalid")

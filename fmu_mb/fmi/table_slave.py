@@ -1,24 +1,38 @@
 """Generic FMI 2.0 co-simulation behaviour over an interface table (pythonfmu ``Fmi2Slave``).
 
-Subclasses provide the model: ``_make_interface()``, ``_build()`` (create the
-runtime from the parameter values), ``_advance(t, h)``, ``_refresh()`` (copy
-outputs into ``self._values``) and ``_state()``/``_restore(x)``. This class
+Subclasses provide the model: ``_make_interface()``, ``_build()`` (create the runtime from
+the parameter values), ``_advance(t, h)``, ``_refresh()`` (copy outputs into
+``self._values``), ``_state()``/``_restore(x, counter)`` (FMU states) and, where the model
+has a state, ``_snapshot()``/``_revert(snap)`` and ``_result_problem(where)``. This class
 provides what every fmu_mb FMU must do the same way:
 
-* Nothing raises out of it. pythonfmu would turn an exception into fmi2Fatal and
-  free the instance; instead every entry point catches, logs a readable message
-  (category ``logStatusError``) and reports fmi2Error through the fmu_mb shim
-  (:mod:`fmu_mb.fmi.status`).
-* Call order is checked: parameters only before fmi2ExitInitializationMode,
-  fmi2DoStep only after it and before fmi2Terminate, with
-  currentCommunicationPoint equal to the FMU's time; a zero, negative or
-  non-finite step is refused.
-* Inputs that are NaN or infinite are refused (fmi2Error) and the previous
-  value kept; outputs cannot be set; parameters are checked in
-  fmi2ExitInitializationMode, which then fails naming every offending
-  parameter and its valid range.
-* FMU state (get/set/serialize) is every parameter and input value plus the
-  runtime state vector, in the checked binary format of :mod:`fmu_mb.fmi.state`.
+* Nothing raises out of it. pythonfmu would turn an exception into fmi2Fatal and release
+  the instance's Python objects (its destructor releases them a second time later); instead
+  every entry point catches, logs a readable message and reports fmi2Error through the
+  fmu_mb binary (:mod:`fmu_mb.fmi.status`). Errors and warnings always reach the host's
+  logger; debug messages follow loggingOn.
+* FMI 2.0's co-simulation state table: fmi2SetupExperiment and fmi2EnterInitializationMode
+  only when instantiated; fmi2Get* from initialization mode on (also after fmi2Terminate);
+  parameters only before fmi2ExitInitializationMode; fmi2DoStep and fmi2Terminate only while
+  stepping. A refused call has no effect: the instance stays where it was.
+* fmi2DoStep: currentCommunicationPoint must equal the FMU's time; the step must be finite,
+  > 0 and end before a defined stop time. A step whose result is not finite (or, for
+  constrained mechanisms, violates a constraint beyond ``solver.max_violation``) is undone:
+  fmi2Error naming the output or constraint, state and outputs of t kept. The same checks
+  run at fmi2ExitInitializationMode, which then fails and can be retried with other
+  parameters.
+* Inputs that are NaN or infinite are refused (fmi2Error) and the previous value kept;
+  outputs cannot be set; parameters are checked in fmi2ExitInitializationMode, which fails
+  naming every offending parameter and its valid range. No output is ever returned non-finite
+  with fmi2OK.
+* FMU state (get/set/serialize) is the experiment's times, every parameter and input value
+  and the runtime state vector, in the checked binary format of :mod:`fmu_mb.fmi.state`. A
+  restored state is checked in full before anything is overwritten: framing and checksum,
+  every value finite and within its declared range, the runtime state within the
+  coordinates' ranges, and its phase: a state saved while stepping can be restored in any
+  phase (FMPy resumes a run by restoring one into a fresh instance) and moves the FMU to
+  stepping; a state saved before initialization only into the same phase; one saved after
+  fmi2Terminate never.
 """
 from __future__ import annotations
 
@@ -32,24 +46,33 @@ from pythonfmu.enums import Fmi2Causality, Fmi2Status, Fmi2Variability
 from pythonfmu.variables import Boolean, Integer, Real
 
 from . import state as fmu_state
-from .status import ERROR, WARNING, StatusReporter
+from .status import ERROR, OK, WARNING, StatusReporter
 
 INSTANTIATED, INITIALIZATION, STEPPING, TERMINATED = 0, 1, 2, 3
 PHASES = ("instantiated", "initialization mode", "stepping", "terminated")
 _VAR_CLASS = {"Real": Real, "Integer": Integer, "Boolean": Boolean}
+_CATEGORY = {OK: "logAll", WARNING: "logStatusWarning", ERROR: "logStatusError"}
+_PY_STATUS = {OK: Fmi2Status.ok, WARNING: Fmi2Status.warning, ERROR: Fmi2Status.error}
 
 
-def guarded(default=None):
-    """Run an FMI entry point; turn any exception into a logged fmi2Error."""
+def guarded(default=None, sync: bool = False):
+    """Run an FMI entry point; turn any exception into a logged fmi2Error. ``sync``: report the
+    phase and time to the FMU binary afterwards (entry points that change them)."""
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(self, *args):
             try:
                 return fn(self, *args)
-            except Exception as exc:  # noqa: BLE001 - the host must never see an exception
-                self._error(f"{fn.__name__}: internal error {type(exc).__name__}: {exc}",
-                            detail=traceback.format_exc())
+            except BaseException as exc:  # noqa: BLE001 - the host must never see an exception
+                try:
+                    self._error(f"{fn.__name__}: internal error {type(exc).__name__}: {exc}",
+                                detail=traceback.format_exc())
+                except BaseException:  # noqa: BLE001
+                    pass
                 return default(self, *args) if callable(default) else default
+            finally:
+                if sync:
+                    self._sync()
         return wrapper
     return deco
 
@@ -67,9 +90,11 @@ class TableSlave(Fmi2Slave):
         super().__init__(**kwargs)
         self.modelName = type(self).__name__
         self._report = StatusReporter(self.resources, self.modelName)
+        type(self)._class_report = self._report          # for _fmu_state_from_bytes (a class method)
         self._broken = None
         self._phase = INSTANTIATED
-        self._t = 0.0
+        self._t = self._t0 = 0.0
+        self._t_stop = None
         self._ready = False
         try:
             self._itf = self._make_interface()
@@ -87,13 +112,15 @@ class TableSlave(Fmi2Slave):
                     description=v.description, getter=lambda: 0, setter=None), nested=False)
             self._inputs = np.array(self._itf.of("input"), dtype=np.int64)
             self._params = np.array(self._itf.of("parameter"), dtype=np.int64)
+            self._outputs = np.array(self._itf.of("output"), dtype=np.int64)
             self._built_params = None
         except Exception as exc:  # noqa: BLE001
             self._broken = f"cannot set up '{self.modelName}': {type(exc).__name__}: {exc}"
             self._values = np.zeros(0)
             self._types, self._caus = [], []
             self._type_code, self._is_output = np.zeros(0, np.int64), np.zeros(0, bool)
-            self.log(self._broken, Fmi2Status.error)
+            self._error(self._broken)
+        self._sync()
 
     # ------------------------------------------------------------------ to implement
     def _make_interface(self):
@@ -104,7 +131,8 @@ class TableSlave(Fmi2Slave):
         raise NotImplementedError
 
     def _advance(self, t: float, h: float) -> bool:
-        """Integrate [t, t + h] with the current inputs; log and return False on failure."""
+        """Integrate [t, t + h] with the current inputs; log and return False on failure (the
+        runtime's state at t kept)."""
         raise NotImplementedError
 
     def _refresh(self) -> None:
@@ -114,25 +142,64 @@ class TableSlave(Fmi2Slave):
         """(runtime state vector, extra integer counter) for FMU states."""
         raise NotImplementedError
 
-    def _restore(self, x: np.ndarray, counter: int) -> bool:
+    def _restore(self, x: np.ndarray, counter: int) -> None:
+        """Set the runtime state from an FMU state; ValueError (nothing changed) if it does not fit."""
         raise NotImplementedError
 
+    def _snapshot(self):
+        """What :meth:`_revert` needs to undo a step (runtime state, outputs)."""
+        return self._values[self._outputs].copy()
+
+    def _revert(self, snap) -> None:
+        self._values[self._outputs] = snap
+
+    def _result_problem(self, where: str) -> str | None:
+        """Why the current result may not be answered with fmi2OK (None: it may): the name of
+        the first non-finite output. Subclasses add their own checks."""
+        vals = self._values[self._outputs]
+        bad = ~np.isfinite(vals)
+        if bad.any():
+            i = int(self._outputs[int(np.argmax(bad))])
+            return (f"{where}: output '{self._itf.vars[i].name}' = {vals[bad][0]!r} is not finite "
+                    f"({int(bad.sum())} output(s) in all)")
+        return None
+
     # ------------------------------------------------------------------ messages
+    def _emit(self, status: int, msg: str, category: str | None = None) -> None:
+        category = category or _CATEGORY.get(status, "logAll")
+        if self._report.active:
+            self._report.log(status, category, msg)
+        else:
+            self.log(msg, _PY_STATUS.get(status, Fmi2Status.error), category=category)
+
     def _error(self, msg: str, detail: str | None = None) -> None:
-        self.log(f"[{self.modelName}] {msg}", Fmi2Status.error)
+        self._emit(ERROR, f"[{self.modelName}] {msg}")
         if detail:
-            self.log(detail, Fmi2Status.error, category="logAll")
+            self._emit(OK, detail, "logAll")
         self._report(ERROR)
 
     def _warn(self, msg: str) -> None:
-        self.log(f"[{self.modelName}] {msg}", Fmi2Status.warning)
+        self._emit(WARNING, f"[{self.modelName}] {msg}")
         self._report(WARNING)
+
+    def _debug(self, msg: str) -> None:
+        self._emit(OK, f"[{self.modelName}] {msg}", "logAll")
+
+    def _sync(self) -> None:
+        self._report.phase(self._phase, self._t)
 
     def _usable(self, what: str) -> bool:
         if self._broken:
             self._error(f"{what}: {self._broken}")
             return False
         return True
+
+    def _phase_is(self, allowed: tuple, what: str, hint: str = "") -> bool:
+        if self._phase in allowed:
+            return True
+        self._error(f"{what} is not allowed in {PHASES[self._phase]} (FMI 2.0 co-simulation state table)"
+                    f"{'; ' + hint if hint else ''}")
+        return False
 
     def _ensure_built(self) -> bool:
         params = self._values[self._params].copy()
@@ -147,62 +214,78 @@ class TableSlave(Fmi2Slave):
         return True
 
     # ------------------------------------------------------------------ life cycle
-    @guarded()
+    @guarded(sync=True)
     def setup_experiment(self, start_time, stop_time=None, tolerance=None):
-        if not self._usable("fmi2SetupExperiment"):
+        if not self._usable("fmi2SetupExperiment") or not self._phase_is((INSTANTIATED,), "fmi2SetupExperiment"):
             return
-        if self._phase != INSTANTIATED:
-            return self._error(f"fmi2SetupExperiment is allowed only before initialization (FMU is in "
-                               f"{PHASES[self._phase]})")
-        if not math.isfinite(start_time):
-            return self._error(f"fmi2SetupExperiment: start time must be finite (got {start_time})")
-        self._t = float(start_time)
+        lim = fmu_state.TIME_LIMIT
+        if not (math.isfinite(start_time) and abs(start_time) <= lim):
+            return self._error(f"fmi2SetupExperiment: startTime must be finite and within ±{lim:g} s "
+                               f"(got {start_time!r})")
+        if stop_time is not None and (math.isnan(stop_time) or stop_time < start_time):
+            return self._error(f"fmi2SetupExperiment: stopTime {stop_time!r} s must not lie before startTime "
+                               f"{start_time!r} s")
+        if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):
+            return self._error(f"fmi2SetupExperiment: tolerance must be finite and > 0 (got {tolerance!r}); this "
+                               "FMU steps with a fixed internal step and does not use it")
+        self._t = self._t0 = float(start_time)
+        self._t_stop = None if stop_time is None or math.isinf(stop_time) else float(stop_time)
 
-    @guarded()
+    @guarded(sync=True)
     def enter_initialization_mode(self):
-        if not self._usable("fmi2EnterInitializationMode"):
-            return
-        if self._phase != INSTANTIATED:
-            return self._error(f"fmi2EnterInitializationMode called in {PHASES[self._phase]}")
-        self._phase = INITIALIZATION
+        if self._usable("fmi2EnterInitializationMode") and \
+                self._phase_is((INSTANTIATED,), "fmi2EnterInitializationMode"):
+            self._phase = INITIALIZATION
 
-    @guarded()
+    @guarded(sync=True)
     def exit_initialization_mode(self):
-        if not self._usable("fmi2ExitInitializationMode"):
+        if not self._usable("fmi2ExitInitializationMode") or not self._phase_is(
+                (INITIALIZATION,), "fmi2ExitInitializationMode", "call fmi2EnterInitializationMode first"):
             return
-        if self._phase != INITIALIZATION:
-            return self._error(f"fmi2ExitInitializationMode called in {PHASES[self._phase]} (call "
-                               "fmi2EnterInitializationMode first)")
-        if self._ensure_built():
-            self._phase = STEPPING
+        if not self._ensure_built():
+            return
+        problem = self._result_problem(f"fmi2ExitInitializationMode at t = {self._t:g} s")
+        if problem:
+            self._ready = False                 # rebuilt at the next attempt
+            return self._error(problem + "; change the parameters or start values and try again")
+        self._phase = STEPPING
 
-    @guarded()
+    @guarded(sync=True)
     def terminate(self):
-        if not self._usable("fmi2Terminate"):
-            return
-        if self._phase not in (STEPPING, INITIALIZATION):
-            return self._error(f"fmi2Terminate called in {PHASES[self._phase]}")
-        self._phase = TERMINATED
+        if self._usable("fmi2Terminate") and self._phase_is((STEPPING,), "fmi2Terminate"):
+            self._phase = TERMINATED
 
-    @guarded(default=lambda self, *a: False)
+    @guarded(default=lambda self, *a: False, sync=True)
     def do_step(self, current_time, step_size):
-        if not self._usable("fmi2DoStep"):
-            return False
-        if self._phase != STEPPING:
-            self._error(f"fmi2DoStep called in {PHASES[self._phase]}; it is allowed after "
-                        "fmi2ExitInitializationMode and before fmi2Terminate")
+        if not self._usable("fmi2DoStep") or not self._phase_is(
+                (STEPPING,), "fmi2DoStep", "it is allowed after fmi2ExitInitializationMode and before fmi2Terminate"):
             return False
         if not (math.isfinite(step_size) and step_size > 0.0):
-            self._error(f"fmi2DoStep: communicationStepSize must be finite and > 0 s (got {step_size})")
+            self._error(f"fmi2DoStep: communicationStepSize must be finite and > 0 s (got {step_size!r})")
             return False
         if not math.isfinite(current_time) or abs(current_time - self._t) > 1e-9 * max(1.0, abs(self._t)) + 1e-12:
             self._error(f"fmi2DoStep: currentCommunicationPoint {current_time!r} s differs from the FMU time "
                         f"{self._t!r} s (steps must be contiguous; use fmi2SetFMUstate to go back)")
             return False
+        end = current_time + step_size
+        if self._t_stop is not None and end > self._t_stop + 1e-9 * max(1.0, abs(self._t_stop)):
+            self._error(f"fmi2DoStep: the step to t = {end!r} s ends after the stop time {self._t_stop!r} s "
+                        "given to fmi2SetupExperiment")
+            return False
+        if not (abs(end) <= fmu_state.TIME_LIMIT):
+            self._error(f"fmi2DoStep: the step to t = {end!r} s ends beyond ±{fmu_state.TIME_LIMIT:g} s")
+            return False
+        snap = self._snapshot()
         if not self._advance(current_time, step_size):
             return False
-        self._t = current_time + step_size
+        self._t = end
         self._refresh()
+        problem = self._result_problem(f"fmi2DoStep from t = {current_time:g} s over {step_size:g} s")
+        if problem:
+            self._revert(snap)
+            self._t = current_time
+            self._error(f"{problem}; the state and outputs at t = {current_time:g} s are kept")
+            return False
         return True
 
     # ------------------------------------------------------------------ variable access
@@ -222,20 +305,29 @@ class TableSlave(Fmi2Slave):
         return True
 
     def _read(self, vrs, vtype, what):
-        if not self._usable(what):
+        if not self._usable(what) or not self._phase_is(
+                (INITIALIZATION, STEPPING, TERMINATED), what, "call fmi2EnterInitializationMode first"):
             return None
         vrs = np.fromiter(vrs, dtype=np.int64)
         if not self._check_vrs(vrs, vtype, what):
             return None
         if self._is_output[vrs].any():
             if self._phase == INITIALIZATION:
-                self._ensure_built()      # outputs in initialization mode follow the current parameters
+                if not self._ensure_built():      # outputs in initialization mode follow the current parameters
+                    return None
             elif self.FEEDTHROUGH and self._ready:
                 self._refresh()
-        return self._values[vrs]
+        vals = self._values[vrs]
+        bad = ~np.isfinite(vals)
+        if bad.any():
+            vr = int(vrs[int(np.argmax(bad))])
+            self._error(f"{what}: '{self._itf.vars[vr].name}' = {self._values[vr]!r} is not finite")
+            return None
+        return vals
 
     def _write(self, vrs, values, vtype, what):
-        if not self._usable(what):
+        if not self._usable(what) or not self._phase_is(
+                (INSTANTIATED, INITIALIZATION, STEPPING), what, "variables cannot be set after fmi2Terminate"):
             return
         vrs = np.fromiter(vrs, dtype=np.int64)
         if not self._check_vrs(vrs, vtype, what):
@@ -248,9 +340,6 @@ class TableSlave(Fmi2Slave):
             if v.causality == "parameter" and self._phase not in (INSTANTIATED, INITIALIZATION):
                 self._error(f"{what}: parameter '{v.name}' is fixed after initialization (FMU is in "
                             f"{PHASES[self._phase]})")
-                continue
-            if self._phase == TERMINATED:
-                self._error(f"{what}: '{v.name}' cannot be set after fmi2Terminate")
                 continue
             x = float(value)
             if not math.isfinite(x):
@@ -275,7 +364,8 @@ class TableSlave(Fmi2Slave):
 
     @guarded(default=lambda self, vrs: [""] * len(vrs))
     def get_string(self, vrs):
-        self._error("fmi2GetString: this FMU has no String variables")
+        if self._phase_is((INITIALIZATION, STEPPING, TERMINATED), "fmi2GetString") and len(vrs):
+            self._error("fmi2GetString: this FMU has no String variables")
         return [""] * len(vrs)
 
     @guarded()
@@ -292,45 +382,95 @@ class TableSlave(Fmi2Slave):
 
     @guarded()
     def set_string(self, vrs, values):
-        self._error("fmi2SetString: this FMU has no String variables")
+        if self._phase_is((INSTANTIATED, INITIALIZATION, STEPPING), "fmi2SetString") and len(vrs):
+            self._error("fmi2SetString: this FMU has no String variables")
 
     # ------------------------------------------------------------------ FMU state
+    def _saved_indices(self) -> np.ndarray:
+        return np.r_[self._params, self._inputs]
+
     @guarded(default=lambda self: b"")
     def _get_fmu_state(self):
         if not self._usable("fmi2GetFMUstate"):
             return b""
         x, counter = self._state() if self._ready else (np.zeros(0), 0)
-        return fmu_state.pack(self._itf.digest(), self._phase, self._t, counter,
-                              self._values[np.r_[self._params, self._inputs]], x)
+        return fmu_state.pack(self._itf.digest(), self._phase, self._t0, self._t_stop, self._t, counter,
+                              self._values[self._saved_indices()], x)
 
-    @guarded()
+    def _check_saved_values(self, values: np.ndarray, keep: np.ndarray) -> None:
+        """ValueError naming the first saved parameter/input value that no set call would accept."""
+        for vr, val in zip(keep.tolist(), values.tolist()):
+            v = self._itf.vars[vr]
+            if not math.isfinite(val):
+                raise ValueError(f"'{v.name}' = {val!r} is not finite")
+            if v.type != "Real" and not float(val).is_integer():
+                raise ValueError(f"'{v.name}' = {val!r} is not an integer")
+            if v.type == "Boolean" and val not in (0.0, 1.0):
+                raise ValueError(f"'{v.name}' = {val!r} is not a Boolean")
+            if v.min is not None and not (v.min <= val <= v.max):
+                raise ValueError(f"'{v.name}' = {val!r} lies outside [{v.min:g}, {v.max:g}]")
+
+    def _check_saved_phase(self, saved: int, x: np.ndarray) -> None:
+        if saved == TERMINATED:
+            raise ValueError("it was saved after fmi2Terminate and cannot be restored (use fmi2Reset)")
+        if saved == INSTANTIATED and x.size:
+            raise ValueError("it is marked 'instantiated' but holds a simulator state")
+        if saved != STEPPING and saved != self._phase:
+            raise ValueError(f"it was saved in {PHASES[saved]} and the FMU is in {PHASES[self._phase]}; only a "
+                             "state saved while stepping can be restored into another phase")
+
+    @guarded(sync=True)
     def _set_fmu_state(self, blob):
         if not self._usable("fmi2SetFMUstate"):
             return
-        keep = np.r_[self._params, self._inputs]
+        keep = self._saved_indices()
         try:
-            phase, t, counter, values, x = fmu_state.unpack(blob, self._itf.digest(), keep.size)
+            phase, t0, t_stop, t, counter, values, x = fmu_state.unpack(blob, self._itf.digest(), keep.size)
+            self._check_saved_phase(phase, x)
+            self._check_saved_values(values, keep)
         except ValueError as exc:
-            return self._error(f"fmi2SetFMUstate/fmi2DeSerializeFMUstate: {exc}; the current state is kept")
-        saved, before = self._values.copy(), (self._state() if self._ready else None)
+            return self._error(f"fmi2SetFMUstate: the state is refused: {exc}; the current state is kept")
+        before = (self._values.copy(), self._phase, self._t0, self._t_stop, self._t,
+                  self._state() if self._ready else None)
         self._values[keep] = values
-        if x.size or phase >= STEPPING:
-            if not self._ensure_built() or (x.size and not self._restore(x, counter)):
-                self._values[:] = saved
-                if before is not None and self._ensure_built():
-                    self._restore(*before)
+        self._t0, self._t_stop, self._t = t0, t_stop, t
+        problem = None
+        if x.size or phase == STEPPING:
+            if not self._ensure_built():
+                problem = "its parameters do not build this FMU's model (see the messages above)"
+            else:
+                try:
+                    self._restore(x, counter)
                     self._refresh()
-                return self._error("fmi2SetFMUstate: the saved state does not fit this FMU's parameters; "
-                                   "the current state is kept")
+                    problem = self._result_problem("its outputs")
+                except ValueError as exc:
+                    problem = str(exc)
+        if problem:
+            self._values[:], self._phase, self._t0, self._t_stop, self._t, runtime = before
+            if runtime is None:
+                self._ready = False
+            elif self._ensure_built():
+                self._restore(*runtime)
+                self._refresh()
+            return self._error(f"fmi2SetFMUstate: the state is refused: {problem}; the current state is kept")
         self._phase = phase
-        self._t = t
-        if self._ready:
-            self._refresh()
 
     @staticmethod
     def _fmu_state_to_bytes(state) -> bytes:
         return bytes(state) if isinstance(state, (bytes, bytearray)) else b""
 
-    @staticmethod
-    def _fmu_state_from_bytes(state) -> bytes:
-        return bytes(state)
+    @classmethod
+    def _fmu_state_from_bytes(cls, state) -> bytes:
+        """fmi2DeSerializeFMUstate: check the record's framing (the content is checked by
+        fmi2SetFMUstate, which knows the instance); a bad record is an fmi2Error here already."""
+        blob = bytes(state) if isinstance(state, (bytes, bytearray)) else b""
+        try:
+            fmu_state.unpack(blob, cls.INTERFACE_DIGEST)
+        except ValueError as exc:
+            report = cls.__dict__.get("_class_report")
+            if report is not None and report.active:
+                report.log(ERROR, "logStatusError", f"[{cls.__name__}] fmi2DeSerializeFMUstate: {exc}")
+                report(ERROR)
+        except BaseException:  # noqa: BLE001 - never raise into pythonfmu
+            pass
+        return blob

@@ -1,6 +1,6 @@
 /* A minimal plain-C FMI 2.0 co-simulation host (tests/test_fmu.py::test_plain_c_host).
  *
- * usage: host <unzipped FMU dir> <model identifier> <input name vr> <output vr> <steps> <h>
+ * usage: host <unzipped FMU dir> <model identifier> <input name vr> <output vr> <steps> <h> <guid>
  * Loads binaries/linux64/<id>.so with dlopen (no libpython preloaded, no PYTHONPATH),
  * runs <steps> steps of <h> s with input vr = 1.0 and prints "t value" after each 10 steps,
  * then "STATUS ok" or the failing call. Exit code 0 on success.
@@ -40,7 +40,7 @@ typedef void (*free_t)(Comp);
 #define SYM(type, name) type name = (type)dlsym(lib, #name); if (!name) { printf("missing %s\n", #name); return 2; }
 
 int main(int argc, char **argv) {
-    if (argc < 7) { fprintf(stderr, "usage\n"); return 2; }
+    if (argc < 8) { fprintf(stderr, "usage\n"); return 2; }
     char path[4096], uri[4200];
     snprintf(path, sizeof path, "%s/binaries/linux64/%s.so", argv[1], argv[2]);
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
     SYM(free_t, fmi2FreeInstance)
     Callbacks cb = {logger, calloc, free, NULL, NULL};
     snprintf(uri, sizeof uri, "file://%s/resources", argv[1]);
-    Comp c = fmi2Instantiate("chost", 1, "", uri, &cb, 0, 1);
+    Comp c = fmi2Instantiate("chost", 1, argv[7], uri, &cb, 0, 1);
     if (!c) { printf("STATUS instantiate failed\n"); return 4; }
     unsigned in = (unsigned)atoi(argv[3]), out = (unsigned)atoi(argv[4]);
     int steps = atoi(argv[5]);

@@ -1,0 +1,184 @@
+"""A raw FMI 2.0 co-simulation host over ctypes, for robustness tests (tests/fmu_cases.py).
+
+Unlike FMPy's FMU2Slave it passes whatever a test asks for (NULL pointers, odd URIs, wrong
+GUIDs, foreign state handles) and returns every status instead of raising. It imports
+neither fmu_mb nor numba: a process using it is a host as an importing tool would be.
+Log messages are collected through FMPy's logger proxy (the C function that formats the
+message as a printf format with its variadic arguments, as FMPy's default logger does), so
+a message must survive formatting to be read back.
+"""
+from __future__ import annotations
+
+import ctypes
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_double, c_int, c_size_t, c_uint,
+                    c_void_p, create_string_buffer)
+from pathlib import Path
+
+from fmpy import read_model_description
+from fmpy.fmi1 import calloc, free
+
+Logger = CFUNCTYPE(None, c_void_p, c_char_p, c_int, c_char_p, c_char_p)
+Alloc = CFUNCTYPE(c_void_p, c_size_t, c_size_t)
+Free = CFUNCTYPE(None, c_void_p)
+StepFinished = CFUNCTYPE(None, c_void_p, c_int)
+
+
+class Callbacks(Structure):
+    _fields_ = [("logger", Logger), ("allocateMemory", Alloc), ("freeMemory", Free),
+                ("stepFinished", StepFinished), ("componentEnvironment", c_void_p)]
+
+
+VR = POINTER(c_uint)
+SIGNATURES = {
+    "fmi2Instantiate": (c_void_p, [c_char_p, c_int, c_char_p, c_char_p, c_void_p, c_int, c_int]),
+    "fmi2FreeInstance": (None, [c_void_p]),
+    "fmi2SetDebugLogging": (c_int, [c_void_p, c_int, c_size_t, POINTER(c_char_p)]),
+    "fmi2SetupExperiment": (c_int, [c_void_p, c_int, c_double, c_double, c_int, c_double]),
+    "fmi2EnterInitializationMode": (c_int, [c_void_p]),
+    "fmi2ExitInitializationMode": (c_int, [c_void_p]),
+    "fmi2Terminate": (c_int, [c_void_p]),
+    "fmi2Reset": (c_int, [c_void_p]),
+    "fmi2GetReal": (c_int, [c_void_p, VR, c_size_t, POINTER(c_double)]),
+    "fmi2GetInteger": (c_int, [c_void_p, VR, c_size_t, POINTER(c_int)]),
+    "fmi2GetBoolean": (c_int, [c_void_p, VR, c_size_t, POINTER(c_int)]),
+    "fmi2GetString": (c_int, [c_void_p, VR, c_size_t, POINTER(c_char_p)]),
+    "fmi2SetReal": (c_int, [c_void_p, VR, c_size_t, POINTER(c_double)]),
+    "fmi2SetInteger": (c_int, [c_void_p, VR, c_size_t, POINTER(c_int)]),
+    "fmi2SetBoolean": (c_int, [c_void_p, VR, c_size_t, POINTER(c_int)]),
+    "fmi2SetString": (c_int, [c_void_p, VR, c_size_t, POINTER(c_char_p)]),
+    "fmi2GetFMUstate": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "fmi2SetFMUstate": (c_int, [c_void_p, c_void_p]),
+    "fmi2FreeFMUstate": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "fmi2SerializedFMUstateSize": (c_int, [c_void_p, c_void_p, POINTER(c_size_t)]),
+    "fmi2SerializeFMUstate": (c_int, [c_void_p, c_void_p, POINTER(c_char), c_size_t]),
+    "fmi2DeSerializeFMUstate": (c_int, [c_void_p, POINTER(c_char), c_size_t, POINTER(c_void_p)]),
+    "fmi2GetDirectionalDerivative": (c_int, [c_void_p, VR, c_size_t, VR, c_size_t, POINTER(c_double),
+                                             POINTER(c_double)]),
+    "fmi2SetRealInputDerivatives": (c_int, [c_void_p, VR, c_size_t, POINTER(c_int), POINTER(c_double)]),
+    "fmi2GetRealOutputDerivatives": (c_int, [c_void_p, VR, c_size_t, POINTER(c_int), POINTER(c_double)]),
+    "fmi2DoStep": (c_int, [c_void_p, c_double, c_double, c_int]),
+    "fmi2CancelStep": (c_int, [c_void_p]),
+    "fmi2GetStatus": (c_int, [c_void_p, c_int, POINTER(c_int)]),
+    "fmi2GetRealStatus": (c_int, [c_void_p, c_int, POINTER(c_double)]),
+    "fmi2GetIntegerStatus": (c_int, [c_void_p, c_int, POINTER(c_int)]),
+    "fmi2GetBooleanStatus": (c_int, [c_void_p, c_int, POINTER(c_int)]),
+    "fmi2GetStringStatus": (c_int, [c_void_p, c_int, POINTER(c_char_p)]),
+}
+
+#: messages by instance name: FMPy's logger proxy keeps one Python logger per process (the last
+#: one given to it), so one logger serves every Host and sorts the messages by instance name
+MESSAGES: dict = {}
+
+
+def _log(env, instance, status, category, message):
+    key = instance.decode("utf-8", "replace") if instance else ""
+    MESSAGES.setdefault(key, []).append((status, category.decode() if category else None,
+                                         message.decode("utf-8", "replace") if message else ""))
+
+
+_LOGGER = Logger(_log)
+
+
+class Library:
+    """The FMU binary of an extracted FMU, with typed fmi2 functions."""
+
+    def __init__(self, unzipdir):
+        self.dir = Path(unzipdir)
+        self.md = read_model_description(str(self.dir / "modelDescription.xml"))
+        self.id = self.md.coSimulation.modelIdentifier
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+        self.var = {v.name: v for v in self.md.modelVariables}
+        self.dll = ctypes.CDLL(str(self.dir / "binaries" / "linux64" / f"{self.id}.so"))
+        for name, (res, args) in SIGNATURES.items():
+            f = getattr(self.dll, name)
+            f.restype, f.argtypes = res, args
+
+    def uri(self) -> str:
+        return (self.dir / "resources").as_uri()
+
+
+class Host:
+    """One instance; ``messages`` collects (status, category, text) of every log call made for its
+    instance name (give instances of one process distinct names)."""
+
+    def __init__(self, lib: Library, name="inst", logging_on=False, uri=None, guid=None, fmu_type=1,
+                 callbacks=True, name_bytes=None):
+        from fmpy.logging import addLoggerProxy
+        self.lib, self.f = lib, lib.dll
+        key = (name_bytes.decode("utf-8", "replace") if name_bytes is not None else name) or ""
+        self.messages = MESSAGES.setdefault(key, [])
+        self._cb = Callbacks()
+        self._cb.logger = _LOGGER
+        self._cb.allocateMemory = Alloc(calloc)
+        self._cb.freeMemory = Free(free)
+        addLoggerProxy(byref(self._cb))
+        guid = lib.md.guid if guid is None else guid
+        uri = lib.uri() if uri is None else uri
+        self.c = self.f.fmi2Instantiate(
+            name_bytes if name_bytes is not None else (name.encode() if name is not None else None), fmu_type,
+            guid.encode() if isinstance(guid, str) else guid, uri.encode() if isinstance(uri, str) else uri,
+            ctypes.addressof(self._cb) if callbacks else None, 0, int(logging_on))
+
+    # ---------------------------------------------------------------- calls
+    def call(self, name, *args) -> int:
+        return getattr(self.f, name)(self.c, *args)
+
+    def setup(self, start=0.0, stop=None, tol=None) -> int:
+        return self.f.fmi2SetupExperiment(self.c, int(tol is not None), tol or 0.0, start, int(stop is not None),
+                                          0.0 if stop is None else stop)
+
+    def init(self, params=None, start=0.0) -> int:
+        st = max(self.setup(start), self.call("fmi2EnterInitializationMode"))
+        st = max(st, self.set(params or {}))
+        return max(st, self.call("fmi2ExitInitializationMode"))
+
+    def set(self, values: dict) -> int:
+        st = 0
+        for name, value in values.items():
+            vr = (c_uint * 1)(self.lib.vr[name])
+            t = self.lib.var[name].type
+            if t == "Real":
+                st = max(st, self.f.fmi2SetReal(self.c, vr, 1, (c_double * 1)(float(value))))
+            elif t == "Integer":
+                st = max(st, self.f.fmi2SetInteger(self.c, vr, 1, (c_int * 1)(int(value))))
+            else:
+                st = max(st, self.f.fmi2SetBoolean(self.c, vr, 1, (c_int * 1)(int(bool(value)))))
+        return st
+
+    def get(self, names) -> tuple[int, list]:
+        vrs = (c_uint * len(names))(*[self.lib.vr[n] for n in names])
+        out = (c_double * len(names))()
+        st = self.f.fmi2GetReal(self.c, vrs, len(names), out)
+        return st, list(out)
+
+    def reals(self, causality="output") -> list:
+        return [v.name for v in self.lib.md.modelVariables if v.causality == causality and v.type == "Real"]
+
+    def step(self, t, h) -> int:
+        return self.f.fmi2DoStep(self.c, t, h, 1)
+
+    def get_state(self) -> tuple[int, c_void_p]:
+        s = c_void_p()
+        return self.f.fmi2GetFMUstate(self.c, byref(s)), s
+
+    def serialize(self, state) -> tuple[int, bytes]:
+        n = c_size_t()
+        st = self.f.fmi2SerializedFMUstateSize(self.c, state, byref(n))
+        if st > 1:
+            return st, b""
+        buf = create_string_buffer(n.value)
+        st = max(st, self.f.fmi2SerializeFMUstate(self.c, state, buf, n.value))
+        return st, buf.raw
+
+    def deserialize(self, blob: bytes) -> tuple[int, c_void_p]:
+        s = c_void_p()
+        buf = create_string_buffer(blob, len(blob))
+        return self.f.fmi2DeSerializeFMUstate(self.c, buf, len(blob), byref(s)), s
+
+    def errors(self) -> list:
+        return [m for s, _, m in self.messages if s >= 3]
+
+    def free(self) -> None:
+        if self.c:
+            self.f.fmi2FreeInstance(self.c)
+            self.c = None

@@ -1,0 +1,539 @@
+"""Robustness cases, each run in a fresh process by tests/test_robustness.py:
+
+    python -m tests.fmu_cases <case> '<json arguments>'
+
+prints one line ``RESULT <json>`` and exits. A crash of the host (a signal, an abort at exit)
+shows as the process's return code, so it fails the test instead of killing the test run.
+The process is a plain FMI host (tests/fmi_raw.py): it imports neither fmu_mb nor numba
+unless a case says so.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+import sys
+import threading
+import zlib
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_size_t, c_uint, c_void_p, create_string_buffer
+from pathlib import Path
+from urllib.parse import quote
+
+from tests.fmi_raw import MESSAGES, Host, Library
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def _hex(values):
+    return [float(v).hex() for v in values]
+
+
+def _outputs(h):
+    st, vals = h.get(h.reals())
+    return st, vals
+
+
+def _run(h, t0, n, dt):
+    statuses = []
+    t = t0
+    for _ in range(n):
+        statuses.append(h.step(t, dt))
+        if statuses[-1] > 1:
+            break
+        t += dt
+    return statuses, t
+
+
+# ------------------------------------------------------------------------------------------ options
+@case
+def options(dir, combo, T=0.05, dt=0.01):
+    """fmi2Instantiate -> initialization with the option values in `combo` -> T s -> outputs."""
+    lib = Library(dir)
+    h = Host(lib, "options")
+    init = h.init(combo)
+    steps, t = _run(h, 0.0, int(round(T / dt)), dt) if init <= 1 else ([], 0.0)
+    st, vals = _outputs(h) if init <= 1 else (3, [])
+    bad = [n for n, v in zip(h.reals(), vals) if not math.isfinite(v)]
+    h.free()
+    return {"init": init, "steps": steps, "t": t, "get": st, "n": len(vals), "nonfinite": bad,
+            "errors": h.errors(), "warnings": [m for s, _, m in h.messages if s == 1]}
+
+
+# ------------------------------------------------------------------------------------------ resource URIs
+def _uri(lib, form):
+    path = lib.dir / "resources"
+    enc = quote(os.fsencode(path))
+    return {
+        "as_uri": path.as_uri(),                            # FMPy: file:///..., every special character encoded
+        "file_one_slash": "file:" + enc,                    # RFC 8089 file:/path
+        "localhost": "file://localhost" + enc,
+        "upper_scheme": "FILE://" + enc,
+        "trailing_slash": path.as_uri() + "/",
+        "plain_path": os.fsencode(path),                    # not a URI: an absolute path, taken as it is
+        "unencoded": b"file://" + os.fsencode(path),        # a naive host: file:// + raw path
+        "empty": "",
+        "null": None,
+        "garbage": "not a uri \x01 at all",
+        "http": "http://example.com" + enc,
+        "other_host": "file://otherhost" + enc,
+        "bad_escape": path.as_uri() + "%zz",
+        "truncated_escape": path.as_uri() + "%4",
+        "nul_escape": path.as_uri() + "%00x",
+        "missing_dir": (lib.dir / "nowhere").as_uri(),
+        "relative": "file:resources",
+        "binaries_dir": (lib.dir / "binaries").as_uri(),
+        "long": "file:///" + "a/" * 5000,
+    }[form]
+
+
+@case
+def uri(dir, form):
+    """fmi2Instantiate with a resource location of the given form; run 2 steps if it works."""
+    lib = Library(dir)
+    h = Host(lib, "uri", uri=_uri(lib, form))
+    out = {"instantiated": bool(h.c), "messages": h.messages}
+    if h.c:
+        out["init"] = h.init({})
+        out["steps"], _ = _run(h, 0.0, 2, 0.01)
+        out["get"], vals = _outputs(h)
+        out["finite"] = all(math.isfinite(v) for v in vals)
+        h.free()
+    return out
+
+
+@case
+def instantiate_args(dir, what):
+    """fmi2Instantiate with a bad argument: NULL with a message, or (no logger) NULL and a line on stderr."""
+    lib = Library(dir)
+    kw = {"wrong_guid": dict(guid="{00000000-0000-0000-0000-000000000000}"), "empty_guid": dict(guid=b""),
+          "null_guid": dict(guid=c_char_p()), "model_exchange": dict(fmu_type=0), "empty_name": dict(name_bytes=b""),
+          "null_name": dict(name=None), "invalid_utf8_name": dict(name_bytes=b"inst\xff"),
+          "no_callbacks": dict(callbacks=False)}[what]
+    h = Host(lib, "bad", **kw)
+    out = {"instantiated": bool(h.c), "messages": MESSAGES}
+    h.free()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ state table
+def _to_phase(h, phase):
+    if phase in ("initialization", "stepping", "terminated"):
+        h.setup()
+        h.call("fmi2EnterInitializationMode")
+    if phase in ("stepping", "terminated"):
+        h.call("fmi2ExitInitializationMode")
+        h.step(0.0, 0.01)
+    if phase == "terminated":
+        h.call("fmi2Terminate")
+
+
+def _calls(h, lib, stepping_state):
+    """name -> callable returning the status of one well-formed call of that function."""
+    out_vr = lib.vr[h.reals()[0]]
+    in_vr = lib.vr[h.reals("input")[0]]
+    p_int = next(v for v in lib.md.modelVariables if v.causality == "parameter" and v.type == "Integer")
+    p_bool = next(v for v in lib.md.modelVariables if v.causality == "parameter" and v.type == "Boolean")
+    one = (c_uint * 1)
+    t_now = [0.01]
+
+    def get_state():
+        st, s = h.get_state()
+        return st
+
+    def set_state():
+        st, blob = stepping_state
+        s = c_void_p()
+        r = h.f.fmi2DeSerializeFMUstate(h.c, create_string_buffer(blob, len(blob)), len(blob), byref(s))
+        return h.f.fmi2SetFMUstate(h.c, s) if r <= 1 else 99
+
+    def serialize():
+        st, s = h.get_state()
+        return h.serialize(s)[0] if st <= 1 else 99
+
+    return {
+        "fmi2SetDebugLogging": lambda: h.f.fmi2SetDebugLogging(h.c, 1, 0, None),
+        "fmi2SetupExperiment": lambda: h.setup(),
+        "fmi2EnterInitializationMode": lambda: h.call("fmi2EnterInitializationMode"),
+        "fmi2ExitInitializationMode": lambda: h.call("fmi2ExitInitializationMode"),
+        "fmi2Terminate": lambda: h.call("fmi2Terminate"),
+        "fmi2Reset": lambda: h.call("fmi2Reset"),
+        "fmi2GetReal": lambda: h.f.fmi2GetReal(h.c, one(out_vr), 1, (c_double * 1)()),
+        "fmi2GetInteger": lambda: h.f.fmi2GetInteger(h.c, one(p_int.valueReference), 1, (c_int * 1)()),
+        "fmi2GetBoolean": lambda: h.f.fmi2GetBoolean(h.c, one(p_bool.valueReference), 1, (c_int * 1)()),
+        "fmi2GetString": lambda: h.f.fmi2GetString(h.c, None, 0, None),
+        "fmi2SetReal(input)": lambda: h.f.fmi2SetReal(h.c, one(in_vr), 1, (c_double * 1)(0.5)),
+        "fmi2SetInteger(parameter)": lambda: h.f.fmi2SetInteger(h.c, one(p_int.valueReference), 1,
+                                                                 (c_int * 1)(int(p_int.start))),
+        "fmi2SetBoolean(parameter)": lambda: h.f.fmi2SetBoolean(h.c, one(p_bool.valueReference), 1,
+                                                                 (c_int * 1)(int(p_bool.start == "true"))),
+        "fmi2SetString": lambda: h.f.fmi2SetString(h.c, None, 0, None),
+        "fmi2GetFMUstate": get_state,
+        "fmi2SetFMUstate": set_state,
+        "fmi2SerializeFMUstate": serialize,
+        "fmi2DoStep": lambda: h.step(t_now[0], 0.01),
+        "fmi2GetRealStatus(lastSuccessfulTime)": lambda: h.f.fmi2GetRealStatus(h.c, 2, byref(c_double())),
+        "fmi2GetBooleanStatus(terminated)": lambda: h.f.fmi2GetBooleanStatus(h.c, 3, byref(c_int())),
+        "fmi2GetStatus(doStepStatus)": lambda: h.f.fmi2GetStatus(h.c, 0, byref(c_int())),
+        "fmi2GetIntegerStatus": lambda: h.f.fmi2GetIntegerStatus(h.c, 0, byref(c_int())),
+        "fmi2GetStringStatus(pendingStatus)": lambda: h.f.fmi2GetStringStatus(h.c, 1, byref(c_char_p())),
+        "fmi2CancelStep": lambda: h.call("fmi2CancelStep"),
+        "fmi2GetDirectionalDerivative": lambda: h.f.fmi2GetDirectionalDerivative(
+            h.c, one(out_vr), 1, one(in_vr), 1, (c_double * 1)(1.0), (c_double * 1)()),
+        "fmi2SetRealInputDerivatives": lambda: h.f.fmi2SetRealInputDerivatives(
+            h.c, one(in_vr), 1, (c_int * 1)(1), (c_double * 1)(0.0)),
+        "fmi2GetRealOutputDerivatives": lambda: h.f.fmi2GetRealOutputDerivatives(
+            h.c, one(out_vr), 1, (c_int * 1)(1), (c_double * 1)()),
+    }
+
+
+@case
+def state_table(dir, phase):
+    """Every FMI function, well-formed, on a fresh instance in `phase`: {function: (status, messages)}."""
+    lib = Library(dir)
+    ref = Host(lib, "ref")
+    ref.init({})
+    ref.step(0.0, 0.01)
+    st, s = ref.get_state()
+    stepping_state = ref.serialize(s)
+    ref.free()
+    out = {}
+    for k, name in enumerate(_calls(Host(lib, "probe"), lib, stepping_state)):
+        h = Host(lib, f"i{k}")
+        _to_phase(h, phase)
+        del h.messages[:]
+        status = _calls(h, lib, stepping_state)[name]()
+        out[name] = (status, [m for s_, _, m in h.messages if s_ >= 2])
+        h.free()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ FMU states
+_HEAD = struct.Struct("<6sH32sBIIdddq")     # fmu_mb/fmi/state.py's documented layout
+
+
+def _split(blob):
+    head = list(_HEAD.unpack_from(blob, 0))
+    nval, nstate = head[4], head[5]
+    vals = list(struct.unpack_from(f"<{nval}d", blob, _HEAD.size))
+    state = list(struct.unpack_from(f"<{nstate}d", blob, _HEAD.size + 8 * nval))
+    return head, vals, state
+
+
+def _join(head, vals, state):
+    head[4], head[5] = len(vals), len(state)
+    body = _HEAD.pack(*head) + struct.pack(f"<{len(vals)}d", *vals) + struct.pack(f"<{len(state)}d", *state)
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def _saved_names(lib):
+    """Names of the saved values, in the record's order: parameters, then inputs (value-reference order)."""
+    mv = sorted(lib.md.modelVariables, key=lambda v: v.valueReference)
+    return [v.name for v in mv if v.causality == "parameter"] + [v.name for v in mv if v.causality == "input"]
+
+
+def _forge(lib, blob, field):
+    head, vals, state = _split(blob)
+    names = _saved_names(lib)
+    nv = sum(1 for v in lib.md.modelVariables if v.causality == "output" and
+             (v.name.endswith(".q") or ".q[" in v.name))
+    kind, _, arg = field.partition(":")
+    if kind == "phase":
+        head[3] = int(arg)
+    elif kind in ("t_start", "t_stop", "time"):
+        head[{"t_start": 6, "t_stop": 7, "time": 8}[kind]] = float(arg)
+    elif kind == "fails":
+        head[9] = int(arg)
+    elif kind == "value":
+        name, _, v = arg.rpartition("=")
+        vals[names.index(name)] = float(v)
+    elif kind == "q":
+        state[0] = float(arg)
+    elif kind == "qd":
+        state[nv] = float(arg)
+    elif kind == "last":
+        state[-1] = float(arg)
+    elif kind == "state_entry":
+        i, _, v = arg.partition("=")
+        state[int(i)] = float(v)
+    elif kind == "truncate":
+        state = state[:-int(arg)]
+    else:
+        raise ValueError(field)
+    return _join(head, vals, state)
+
+
+@case
+def forged_state(dir, field, inputs=None, steps=3, dt=0.01):
+    """A genuine state forged in one field, CRC recomputed: fmi2DeSerializeFMUstate/fmi2SetFMUstate
+    must refuse it with a message and leave the instance exactly as it was (its next step equals
+    the step after restoring the genuine state)."""
+    lib = Library(dir)
+    h = Host(lib, "forged")
+    h.init({})
+    h.set(inputs or {})
+    _run(h, 0.0, steps, dt)
+    t = steps * dt
+    st, s = h.get_state()
+    _, blob = h.serialize(s)
+    forged = _forge(lib, blob, field)
+    _, before = _outputs(h)
+    del h.messages[:]
+    ds, fs = h.deserialize(forged)
+    ss = h.f.fmi2SetFMUstate(h.c, fs) if ds <= 1 else None
+    refusal = h.errors()
+    _, after = _outputs(h)
+    step_after = h.step(t, dt)
+    _, next_forged = _outputs(h)
+    ds2, gs = h.deserialize(blob)
+    ss2 = h.f.fmi2SetFMUstate(h.c, gs)
+    step_genuine = h.step(t, dt)
+    _, next_genuine = _outputs(h)
+    h.free()
+    return {"deserialize": ds, "set": ss, "refusal": refusal, "unchanged": _hex(after) == _hex(before),
+            "step_after": step_after, "same_next": _hex(next_forged) == _hex(next_genuine),
+            "genuine": [ds2, ss2, step_genuine]}
+
+
+# ------------------------------------------------------------------------------------------ values
+@case
+def start_value(dir, values):
+    """Initialization with out-of-range start values/parameters: fmi2Error naming them, and a
+    retry with the defaults succeeds."""
+    lib = Library(dir)
+    h = Host(lib, "start")
+    h.setup()
+    h.call("fmi2EnterInitializationMode")
+    set_status = h.set(values)
+    exit1 = h.call("fmi2ExitInitializationMode")
+    errors = h.errors()
+    h.set({k: lib.var[k].start for k in values})
+    exit2 = h.call("fmi2ExitInitializationMode")
+    steps, _ = _run(h, 0.0, 2, 0.01) if exit2 <= 1 else ([], 0)
+    h.free()
+    return {"set": set_status, "exit": exit1, "errors": errors, "retry": exit2, "steps": steps}
+
+
+@case
+def bad_input(dir, values, steps=2, dt=0.01, start=None):
+    """Inputs that make the result non-finite or the motion impossible: the step fails with a
+    message, outputs and time stay those of the last good step, and stepping goes on once the
+    inputs are sane again."""
+    lib = Library(dir)
+    h = Host(lib, "input")
+    init = h.init(start or {})
+    good, t = _run(h, 0.0, steps, dt)
+    _, before = _outputs(h)
+    saved = {k: lib.var[k].start for k in values}
+    set_status = h.set(values)
+    del h.messages[:]
+    failed, t_fail = _run(h, t, 400, dt)
+    errors = h.errors()
+    get_status, after = _outputs(h)
+    h.set(saved)
+    recovered = h.step(t_fail, dt)
+    last_ok = c_double()
+    h.f.fmi2GetRealStatus(h.c, 2, byref(last_ok))
+    h.free()
+    return {"init": init, "good": good, "set": set_status, "failed": failed, "t_fail": t_fail, "errors": errors,
+            "get": get_status, "finite": all(math.isfinite(v) for v in after), "recovered": recovered,
+            "last_successful_time": last_ok.value, "unchanged_if_first": _hex(after) == _hex(before)}
+
+
+@case
+def bad_setup(dir, start=0.0, stop=None, tol=None, then_step=None):
+    lib = Library(dir)
+    h = Host(lib, "setup")
+    st = h.setup(start, stop, tol)
+    errors = h.errors()
+    out = {"setup": st, "errors": errors}
+    if then_step is not None:
+        h2 = Host(lib, "setup2")
+        h2.setup(0.0, then_step[0])
+        h2.call("fmi2EnterInitializationMode")
+        h2.call("fmi2ExitInitializationMode")
+        out["step"] = h2.step(0.0, then_step[1])
+        out["step_errors"] = h2.errors()
+        h2.free()
+    h.free()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ raw calls
+@case
+def raw_calls(dir, which):
+    """Malformed calls (NULL arrays, NULL/freed/foreign state handles, wrong buffer sizes, NULL
+    component): fmi2Error (or the documented status) with a message; the instance still steps."""
+    lib = Library(dir)
+    h = Host(lib, "raw")
+    h.init({})
+    h.step(0.0, 0.01)
+    vr = (c_uint * 1)(lib.vr[h.reals()[0]])
+    one = c_double * 1
+    st, s = h.get_state()
+    calls = {
+        "getreal_null_vr": lambda: h.f.fmi2GetReal(h.c, None, 3, one()),
+        "getreal_null_values": lambda: h.f.fmi2GetReal(h.c, vr, 1, None),
+        "setreal_null_values": lambda: h.f.fmi2SetReal(h.c, vr, 1, None),
+        "getreal_huge_n": lambda: h.f.fmi2GetReal(h.c, vr, 1 << 40, one()),
+        "getreal_unknown_vr": lambda: h.f.fmi2GetReal(h.c, (c_uint * 1)(10 ** 9), 1, one()),
+        "setstring_null_value": lambda: h.f.fmi2SetString(h.c, vr, 1, (c_char_p * 1)()),
+        "null_component_step": lambda: h.f.fmi2DoStep(None, 0.01, 0.01, 1),
+        "null_component_get": lambda: h.f.fmi2GetReal(None, vr, 1, one()),
+        "set_null_state": lambda: h.f.fmi2SetFMUstate(h.c, None),
+        "set_foreign_state": lambda: h.f.fmi2SetFMUstate(h.c, c_void_p(0xDEADBEEF)),
+        "free_foreign_state": lambda: h.f.fmi2FreeFMUstate(h.c, byref(c_void_p(0xDEADBEEF))),
+        "set_freed_state": lambda: (h.f.fmi2FreeFMUstate(h.c, byref(c_void_p(s.value))),
+                                    h.f.fmi2SetFMUstate(h.c, s))[1],
+        "serialize_wrong_size": lambda: h.f.fmi2SerializeFMUstate(h.c, s, create_string_buffer(8), 8),
+        "serialize_null_buffer": lambda: h.f.fmi2SerializeFMUstate(h.c, s, None, 100),
+        "size_null_pointer": lambda: h.f.fmi2SerializedFMUstateSize(h.c, s, None),
+        "deserialize_null": lambda: h.f.fmi2DeSerializeFMUstate(h.c, None, 100, byref(c_void_p())),
+        "deserialize_garbage": lambda: h.f.fmi2DeSerializeFMUstate(h.c, create_string_buffer(b"x" * 300, 300), 300,
+                                                                   byref(c_void_p())),
+        "deserialize_empty": lambda: h.f.fmi2DeSerializeFMUstate(h.c, create_string_buffer(0), 0, byref(c_void_p())),
+        "get_state_null_pointer": lambda: h.f.fmi2GetFMUstate(h.c, None),
+        "debug_logging_null_categories": lambda: h.f.fmi2SetDebugLogging(h.c, 1, 2, None),
+        "debug_logging_unknown_category": lambda: h.f.fmi2SetDebugLogging(
+            h.c, 1, 1, (c_char_p * 1)(b"logNoSuchThing")),
+        "status_null_value": lambda: h.f.fmi2GetRealStatus(h.c, 2, None),
+        "status_bad_kind": lambda: h.f.fmi2GetRealStatus(h.c, 77, byref(c_double())),
+        "step_nan": lambda: h.step(0.01, float("nan")),
+        "step_inf_time": lambda: h.step(float("inf"), 0.01),
+        "setreal_nan": lambda: h.f.fmi2SetReal(h.c, (c_uint * 1)(lib.vr[h.reals("input")[0]]), 1,
+                                               one(float("nan"))),
+        "setinteger_min_int": lambda: h.f.fmi2SetInteger(
+            h.c, (c_uint * 1)(next(v.valueReference for v in lib.md.modelVariables if v.type == "Integer")), 1,
+            (c_int * 1)(-2 ** 31)),
+    }
+    del h.messages[:]
+    status = calls[which]()
+    messages = [m for s_, _, m in h.messages if s_ >= 2]
+    after = h.step(0.01, 0.01)
+    h.free()
+    return {"status": status, "messages": messages, "step_after": after}
+
+
+# ------------------------------------------------------------------------------------------ logging
+@case
+def logging(dir, logging_on, categories=None):
+    """What reaches the host's logger: errors always, debug messages only with logging on."""
+    lib = Library(dir)
+    h = Host(lib, "log", logging_on=logging_on)
+    if categories is not None:
+        arr = (c_char_p * len(categories))(*[c.encode() for c in categories])
+        h.f.fmi2SetDebugLogging(h.c, 1, len(categories), arr)
+    h.init({})
+    status = h.step(5.0, 0.01)                           # not the FMU's time: an error
+    h.free()
+    return {"status": status, "messages": h.messages}
+
+
+# ------------------------------------------------------------------------------------------ threads
+def _scenario(lib, name, inputs, n, dt):
+    h = Host(lib, name)
+    h.init({})
+    h.set(inputs)
+    statuses, _ = _run(h, 0.0, n, dt)
+    _, vals = _outputs(h)
+    h.free()
+    return statuses, _hex(vals)
+
+
+@case
+def threads(dirs, inputs, reps=20, n=50, dt=0.01):
+    """Instances of one FMU and of two FMUs stepped concurrently from two threads, `reps` times:
+    the same bits as the same runs one after the other."""
+    libs = [Library(d) for d in dirs]
+    jobs = [(libs[0], inputs[0]), (libs[0], inputs[1]), (libs[-1], inputs[-1])]
+    sequential = [_scenario(lib, f"seq{k}", inp, n, dt) for k, (lib, inp) in enumerate(jobs)]
+    mismatches = 0
+    for r in range(reps):
+        results = [None] * len(jobs)
+
+        def work(k, lib, inp):
+            results[k] = _scenario(lib, f"r{r}t{k}", inp, n, dt)
+
+        threads_ = [threading.Thread(target=work, args=(k, lib, inp)) for k, (lib, inp) in enumerate(jobs)]
+        for th in threads_:
+            th.start()
+        for th in threads_:
+            th.join()
+        mismatches += sum(res != ref for res, ref in zip(results, sequential))
+    ok_status = all(max(s[0]) <= 1 for s in sequential)
+    return {"mismatches": mismatches, "ok_status": ok_status, "runs": reps * len(jobs)}
+
+
+# ------------------------------------------------------------------------------------------ soak
+def _rss_kib():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return -1
+
+
+@case
+def soak(dir, n, dt, inputs, params=None, samples=10):
+    """n doSteps of dt in one instance; resident memory sampled; the final outputs (hex) for the
+    caller to compare with a fresh run of the same length."""
+    lib = Library(dir)
+    h = Host(lib, "soak")
+    h.init(params or {})
+    h.set(inputs)
+    rss, worst = [], 0
+    t = 0.0
+    f, c = h.f.fmi2DoStep, h.c
+    chunk = max(1, n // samples)
+    for k in range(n):
+        st = f(c, t, dt, 1)
+        if st > 1:
+            worst = st
+            break
+        t = (k + 1) * dt
+        if (k + 1) % chunk == 0:
+            rss.append(_rss_kib())
+    _, vals = _outputs(h)
+    names = h.reals()
+    h.free()
+    return {"steps": k + 1, "worst": worst, "t": t, "rss_kib": rss, "outputs": dict(zip(names, _hex(vals)))}
+
+
+# ------------------------------------------------------------------------------------------ runtimes
+@case
+def mixed_runtimes(dir, n=200):
+    """The host runs numba's JIT (and scipy's BLAS it loads) while the FMU runs its native
+    kernels, then exits: the process must end cleanly."""
+    import numba
+    import numpy as np
+
+    @numba.njit(cache=False)
+    def work(k):
+        a = np.zeros(k)
+        for i in range(k):
+            a[i] = np.sin(i)
+        return a.sum()
+
+    lib = Library(dir)
+    h = Host(lib, "mixed", logging_on=True)
+    h.init({})
+    statuses, _ = _run(h, 0.0, n, 0.001)
+    kernels = [m for _, _, m in h.messages if "kernels:" in m]
+    total = work(1000)
+    h.free()
+    return {"statuses": max(statuses), "kernels": kernels, "jit": total, "numba": "numba" in sys.modules}
+
+
+def main(argv):
+    name, args = argv[1], json.loads(argv[2]) if len(argv) > 2 else {}
+    result = CASES[name](**args)
+    sys.stdout.write("RESULT " + json.dumps(result, default=str) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
