@@ -10,6 +10,7 @@ a message must survive formatting to be read back.
 from __future__ import annotations
 
 import ctypes
+import tempfile
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_double, c_int, c_size_t, c_uint,
                     c_void_p, create_string_buffer)
 from pathlib import Path
@@ -84,7 +85,10 @@ class Library:
 
     def __init__(self, unzipdir):
         self.dir = Path(unzipdir)
-        self.md = read_model_description(str(self.dir / "modelDescription.xml"))
+        with tempfile.TemporaryDirectory() as tmp:      # FMPy (lxml) cannot open paths that are not UTF-8
+            xml = Path(tmp) / "modelDescription.xml"
+            xml.write_bytes((self.dir / "modelDescription.xml").read_bytes())
+            self.md = read_model_description(str(xml))
         self.id = self.md.coSimulation.modelIdentifier
         self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
         self.var = {v.name: v for v in self.md.modelVariables}
@@ -105,7 +109,10 @@ class Host:
                  callbacks=True, name_bytes=None):
         from fmpy.logging import addLoggerProxy
         self.lib, self.f = lib, lib.dll
-        key = (name_bytes.decode("utf-8", "replace") if name_bytes is not None else name) or ""
+        if name_bytes is not None and not isinstance(name_bytes, bytes):       # c_char_p(): a NULL name
+            key = ""
+        else:
+            key = (name_bytes.decode("utf-8", "replace") if name_bytes is not None else name) or ""
         self.messages = MESSAGES.setdefault(key, [])
         self._cb = Callbacks()
         self._cb.logger = _LOGGER
@@ -137,6 +144,8 @@ class Host:
         for name, value in values.items():
             vr = (c_uint * 1)(self.lib.vr[name])
             t = self.lib.var[name].type
+            if isinstance(value, str):                      # a start value as the modelDescription has it
+                value = value == "true" if t == "Boolean" else float(value)
             if t == "Real":
                 st = max(st, self.f.fmi2SetReal(self.c, vr, 1, (c_double * 1)(float(value))))
             elif t == "Integer":

@@ -78,7 +78,7 @@ def _uri(lib, form):
         "plain_path": os.fsencode(path),                    # not a URI: an absolute path, taken as it is
         "unencoded": b"file://" + os.fsencode(path),        # a naive host: file:// + raw path
         "empty": "",
-        "null": None,
+        "null": c_char_p(),
         "garbage": "not a uri \x01 at all",
         "http": "http://example.com" + enc,
         "other_host": "file://otherhost" + enc,
@@ -113,7 +113,7 @@ def instantiate_args(dir, what):
     lib = Library(dir)
     kw = {"wrong_guid": dict(guid="{00000000-0000-0000-0000-000000000000}"), "empty_guid": dict(guid=b""),
           "null_guid": dict(guid=c_char_p()), "model_exchange": dict(fmu_type=0), "empty_name": dict(name_bytes=b""),
-          "null_name": dict(name=None), "invalid_utf8_name": dict(name_bytes=b"inst\xff"),
+          "null_name": dict(name_bytes=c_char_p()), "invalid_utf8_name": dict(name_bytes=b"inst\xff"),
           "no_callbacks": dict(callbacks=False)}[what]
     h = Host(lib, "bad", **kw)
     out = {"instantiated": bool(h.c), "messages": MESSAGES}
@@ -137,8 +137,9 @@ def _calls(h, lib, stepping_state):
     """name -> callable returning the status of one well-formed call of that function."""
     out_vr = lib.vr[h.reals()[0]]
     in_vr = lib.vr[h.reals("input")[0]]
-    p_int = next(v for v in lib.md.modelVariables if v.causality == "parameter" and v.type == "Integer")
-    p_bool = next(v for v in lib.md.modelVariables if v.causality == "parameter" and v.type == "Boolean")
+    p_real = next(v for v in lib.md.modelVariables if v.causality == "parameter" and v.type == "Real")
+    ints = [v.valueReference for v in lib.md.modelVariables if v.type == "Integer"][:1]
+    bools = [v.valueReference for v in lib.md.modelVariables if v.type == "Boolean"][:1]
     one = (c_uint * 1)
     t_now = [0.01]
 
@@ -164,14 +165,14 @@ def _calls(h, lib, stepping_state):
         "fmi2Terminate": lambda: h.call("fmi2Terminate"),
         "fmi2Reset": lambda: h.call("fmi2Reset"),
         "fmi2GetReal": lambda: h.f.fmi2GetReal(h.c, one(out_vr), 1, (c_double * 1)()),
-        "fmi2GetInteger": lambda: h.f.fmi2GetInteger(h.c, one(p_int.valueReference), 1, (c_int * 1)()),
-        "fmi2GetBoolean": lambda: h.f.fmi2GetBoolean(h.c, one(p_bool.valueReference), 1, (c_int * 1)()),
+        "fmi2GetInteger": lambda: h.f.fmi2GetInteger(h.c, (c_uint * len(ints))(*ints), len(ints), (c_int * 1)()),
+        "fmi2GetBoolean": lambda: h.f.fmi2GetBoolean(h.c, (c_uint * len(bools))(*bools), len(bools), (c_int * 1)()),
         "fmi2GetString": lambda: h.f.fmi2GetString(h.c, None, 0, None),
         "fmi2SetReal(input)": lambda: h.f.fmi2SetReal(h.c, one(in_vr), 1, (c_double * 1)(0.5)),
-        "fmi2SetInteger(parameter)": lambda: h.f.fmi2SetInteger(h.c, one(p_int.valueReference), 1,
-                                                                 (c_int * 1)(int(p_int.start))),
-        "fmi2SetBoolean(parameter)": lambda: h.f.fmi2SetBoolean(h.c, one(p_bool.valueReference), 1,
-                                                                 (c_int * 1)(int(p_bool.start == "true"))),
+        "fmi2SetReal(parameter)": lambda: h.f.fmi2SetReal(h.c, one(p_real.valueReference), 1,
+                                                           (c_double * 1)(float(p_real.start))),
+        "fmi2SetInteger": lambda: h.f.fmi2SetInteger(h.c, None, 0, None),
+        "fmi2SetBoolean": lambda: h.f.fmi2SetBoolean(h.c, None, 0, None),
         "fmi2SetString": lambda: h.f.fmi2SetString(h.c, None, 0, None),
         "fmi2GetFMUstate": get_state,
         "fmi2SetFMUstate": set_state,
@@ -335,10 +336,10 @@ def bad_input(dir, values, steps=2, dt=0.01, start=None):
     failed, t_fail = _run(h, t, 400, dt)
     errors = h.errors()
     get_status, after = _outputs(h)
-    h.set(saved)
-    recovered = h.step(t_fail, dt)
     last_ok = c_double()
     h.f.fmi2GetRealStatus(h.c, 2, byref(last_ok))
+    h.set(saved)
+    recovered = h.step(t_fail, dt)
     h.free()
     return {"init": init, "good": good, "set": set_status, "failed": failed, "t_fail": t_fail, "errors": errors,
             "get": get_status, "finite": all(math.isfinite(v) for v in after), "recovered": recovered,

@@ -15,21 +15,12 @@ from fmpy.validation import validate_fmu
 from lxml import etree
 
 from fmu_mb import registry
-from fmu_mb.fmi.builder import build_controller_fmu, build_fmu
 from fmu_mb.model import compile_mechanism
 from fmu_mb.simulator import Simulator
 from tests.fmu_host import Instance
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = registry.available()
-
-
-@pytest.fixture(scope="session")
-def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fmus")
-    built = {m: build_fmu(m, out) for m in MODELS}
-    built["pd_controller"] = build_controller_fmu(out)
-    return built
 
 
 # ----------------------------------------------------------------------------- validity

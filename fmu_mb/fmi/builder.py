@@ -43,7 +43,7 @@ from .. import registry
 from ..sources import core_digest
 from ..model.compile import compile_mechanism
 from .description import fmu_guid, interface_markdown, model_description
-from .interface import build_interface
+from .interface import build_interface, check_variants
 
 PACKAGE = Path(__file__).resolve().parents[1]
 SHIM_SOURCE = Path(__file__).with_name("shim") / "fmu_mb_shim.c"
@@ -256,6 +256,11 @@ def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = 
     meta = getattr(module, "FMU", {})
     cm = compile_mechanism(module.build())
     itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False))
+    variant_problems = check_variants(module, itf)
+    if variant_problems:
+        raise ValueError(f"models/{model}.py: its options build mechanisms the FMU interface cannot describe "
+                         "(joints, points, forces and supports must exist in every option combination):\n  "
+                         + "\n  ".join(variant_problems[:20]))
     script = BOOTSTRAP.format(model=model, version=VERSION, core=core_digest()) + \
         MECHANISM_CLASS.format(model=model, digest=itf.digest())
     return _package(model, script, itf, (module.__doc__ or model).strip().splitlines()[0],

@@ -110,12 +110,14 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
 
 
 def interface_markdown(itf: Interface, title: str) -> str:
-    """The interface as a Markdown table (name, causality, variability, type, unit, start, description)."""
-    lines = [f"# {title}", "", f"{len(itf.vars)} variables; value reference = row number − 1.", "",
-             "| vr | name | causality | variability | type | unit | start | description |",
-             "|---:|---|---|---|---|---|---|---|"]
+    """The interface as a Markdown table (name, causality, variability, type, unit, start, range, description)."""
+    lines = [f"# {title}", "", f"{len(itf.vars)} variables; value reference = row number − 1. Values outside the "
+             "range are refused with fmi2Error (parameters at fmi2ExitInitializationMode).", "",
+             "| vr | name | causality | variability | type | unit | start | range | description |",
+             "|---:|---|---|---|---|---|---|---|---|"]
     for vr, v in enumerate(itf.vars):
         start = "" if v.start is None else (f"{v.start:g}" if isinstance(v.start, float) else str(v.start))
+        rng = "" if v.min is None else f"[{v.min:g}, {v.max:g}]"
         lines.append(f"| {vr} | `{v.name}` | {v.causality} | {v.variability} | {v.type} | {v.unit or ''} | {start} | "
-                     f"{v.description.replace('|', '/')} |")
+                     f"{rng} | {v.description.replace('|', '/')} |")
     return "\n".join(lines) + "\n"

@@ -164,9 +164,9 @@ def check_variants(module, itf: Interface) -> list:
     joints = {}
     for v in itf.vars:
         kind, *a = v.source
-        if kind in ("q_start", "qd_start", "tau_drive", "q", "qd", "tau_required", "F", "M"):
+        if kind in ("q_start", "qd_start", "tau_drive", "q", "qd", "tau_required"):     # (joint, coordinate)
             joints[a[0]] = max(joints.get(a[0], 0), a[1] + 1)
-        elif kind in ("F_normal", "friction_load", "tau_friction", "unique_joint"):
+        elif kind in ("F", "M", "F_normal", "friction_load", "tau_friction", "unique_joint"):
             joints.setdefault(a[0], 1)
     points = {v.source[1] for v in itf.vars if v.source[0] == "point"}
     forces = {v.source[1] for v in itf.vars if v.source[0] == "body_force"}

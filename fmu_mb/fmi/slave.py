@@ -35,6 +35,7 @@ from ..kernels import codes as K
 from ..model import options as opt
 from ..model.compile import compile_mechanism
 from ..simulator import SimulationError, Simulator
+from ..stability import rk4_step_limit
 from .interface import COORDINATE_LIMIT, RATE_LIMIT, build_interface
 from .table_slave import TableSlave
 
@@ -167,6 +168,14 @@ class MechanismSlave(TableSlave):
             return False
         sim.tau_drive[self._input_dofs] = self._values[self._drive_vr]   # initial outputs see the inputs set so far
         sim.body_force[self._force_idx] = self._values[self._force_vr]
+        limit = rk4_step_limit(sim)
+        if sim.h > limit.h_max * (1.0 + 1e-9):
+            lam = limit.eigenvalue
+            advice = float(f"{0.9 * limit.h_max:.2g}")
+            self._error(f"solver.step_size = {sim.h:g} s is above the stability limit of explicit RK4 for these "
+                        f"options at the start: the stiffest mode (eigenvalue {lam.real:.4g} {lam.imag:+.4g}i 1/s) "
+                        f"allows h <= {limit.h_max:.3g} s; set solver.step_size <= {advice:g} s")
+            return False
         self._sim = sim
         self._max_steps = int(s[("solver", "max_steps_per_call")])
         self._max_violation = float(s.get(("solver", "max_violation"), np.inf))
@@ -282,9 +291,11 @@ class MechanismSlave(TableSlave):
         try:
             sim.step(h)
         except SimulationError as exc:
-            self._error(f"fmi2DoStep at t = {t:g} s: {exc}; outputs and state of t = {t:g} s are kept (explicit "
-                        f"RK4 at solver.step_size = {sim.h:g} s may be unstable here: LuGre bristles, RFEM links "
-                        "and stiff supports need small steps; a smaller step or other inputs may pass)")
+            cause = self._violation_at_start(t)
+            hint = (f"the likely cause: {cause}" if cause else
+                    f"explicit RK4 at solver.step_size = {sim.h:g} s may be unstable here: LuGre bristles, RFEM "
+                    "links and stiff supports need small steps; a smaller step or other inputs may pass")
+            self._error(f"fmi2DoStep at t = {t:g} s: {exc}; outputs and state of t = {t:g} s are kept ({hint})")
             return False
         sim.t = t + h
         if sim.friction_failures > fails:
@@ -322,6 +333,8 @@ class MechanismSlave(TableSlave):
         name, unit = var.source[1], var.unit or ""
         info = self._sim.cm.constraint(name)
         amount = f"{v[k]:.4g} {unit}".strip()
+        if info.type == "PointOnEllipse":
+            amount += " (first-order distance |Φ|/|∇Φ|, exact only near the ellipse)"
         bound = f"solver.max_violation = {self._max_violation:g}"
         if info.group == "programmed":
             point = self._point_name(info)
@@ -330,6 +343,19 @@ class MechanismSlave(TableSlave):
                     f"than {bound} (is the path out of reach, or traversed too fast?)")
         return (f"{where}: constraint '{name}' ({info.group}) is violated by {amount} at t = {self._t:g} s, more "
                 f"than {bound}")
+
+    def _violation_at_start(self, t: float) -> str | None:
+        """After a failed step: the constraint violation bound broken already at its start, with the
+        trajectory inputs it applied (a target moved out of reach), or None. Outputs are untouched."""
+        if not self._violation_vr.size:
+            return None
+        kept, t_kept = self._values[self._outputs].copy(), self._t
+        try:
+            self._t = t
+            self._refresh()
+            return self._result_problem(f"at t = {t:g} s")
+        finally:
+            self._values[self._outputs], self._t = kept, t_kept
 
     def _point_name(self, info) -> str | None:
         """The named point a point constraint acts on (for messages), if there is one."""
