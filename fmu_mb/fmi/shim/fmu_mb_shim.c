@@ -127,6 +127,7 @@ typedef struct Shim {
     void **states;                    /* fmi2FMUstate handles handed out and not freed */
     size_t n_states, cap_states;
     char alias[PATH_MAX];             /* private directory of a symbolic link to the FMU ("" if none) */
+    pthread_mutex_t lock;             /* one call at a time per instance (recursive: a host's logger may call back) */
 } Shim;
 
 static void *g_wrapper = NULL;
@@ -280,10 +281,13 @@ static Shim *shim_of(fmi2Component c) {
     return (s && s->magic == SHIM_MAGIC) ? s : NULL;
 }
 
-typedef struct { Shim *prev; } Call;
+typedef struct { Shim *prev; int reported; } Call;
 
+/* A call into the wrapper: FMI 2.0 lets a host call one instance from one thread at a time only;
+ * a host that does not is serialized here instead of interleaving inside the slave. */
 static Call begin(Shim *s) {
-    Call k = {g_current};
+    pthread_mutex_lock(&s->lock);
+    Call k = {g_current, s->reported};
     g_current = s;
     s->reported = fmi2OK;
     return k;
@@ -291,8 +295,9 @@ static Call begin(Shim *s) {
 
 static fmi2Status finish(Shim *s, Call k, fmi2Status wrapper_status) {
     int r = s->reported;
-    s->reported = fmi2OK;
+    s->reported = k.reported;
     g_current = k.prev;
+    pthread_mutex_unlock(&s->lock);
     return (int)wrapper_status > r ? wrapper_status : (fmi2Status)r;
 }
 
@@ -483,6 +488,7 @@ EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
 static void free_shim(Shim *s) {
     remove_alias(s);
     s->magic = 0;
+    pthread_mutex_destroy(&s->lock);
     free(s->states);
     free(s->name);
     free(s);
@@ -520,6 +526,11 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
         emit(functions, name, fmi2Error, "logStatusError", "fmi2Instantiate: out of memory");
         return NULL;
     }
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&s->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     s->magic = SHIM_MAGIC;
     s->host = *functions;
     s->mine = *functions;
