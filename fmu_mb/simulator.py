@@ -73,7 +73,6 @@ class Simulator:
         self.t = 0.0
         self.tau_drive = np.zeros(m.nv)
         self._xdot = np.zeros(m.nx)
-        self._backup = np.zeros(m.nx)
         self._sup = np.zeros((m.sup_body.shape[0], 3))
         self._obj_unique = np.ones(len(cm.constraints), np.int64)
         self._body_unique = np.ones(m.nbody, np.int64)
@@ -266,15 +265,13 @@ class Simulator:
         if abs(ratio - n) > 1e-9 * max(1.0, ratio):
             n = int(math.floor(ratio))
         rem = dt - n * self.h
-        self._backup[:] = self.x
-        part = self._partition()
+        self._before_step = cp = self.checkpoint()
         ok = self._rk4_steps(self._m, self._d, self.x, self.t, self.tau_drive, self.h, n)
         if ok and rem > 1e-9 * self.h:
             self._rk4_step(self._m, self._d, self.x, self.t + n * self.h, self.tau_drive, rem)
             ok = bool(np.all(np.isfinite(self.x)))
         if not ok:
-            self.x[:] = self._backup
-            self._restore_partition(part)
+            self.rollback(cp)
             why = ""
             if self.model.nc and self.data.con_stats[5] == 0.0:
                 why = (f" (the constraint matrix is singular: rank {int(self.data.con_stats[0])} at the "
@@ -297,6 +294,11 @@ class Simulator:
         self._restore_partition(part)
         d = self.data
         d.cp_count[0], d.fric_fail[0], d.fric_iters[0] = count, fails, iters
+
+    def undo_step(self) -> None:
+        """Back to the state before the last successful :meth:`step` (an FMU refusing its result:
+        non-finite outputs, a violation beyond its bound)."""
+        self.rollback(self._before_step)
 
     def advance_to(self, t_end: float) -> None:
         if t_end > self.t:

@@ -16,7 +16,7 @@ import struct
 import sys
 import threading
 import zlib
-from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_size_t, c_uint, c_void_p, create_string_buffer
+from ctypes import byref, c_char_p, c_double, c_int, c_uint, c_void_p, create_string_buffer
 from pathlib import Path
 from urllib.parse import quote
 

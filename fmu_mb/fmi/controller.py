@@ -54,13 +54,10 @@ class PDControllerSlave(TableSlave):
         return itf
 
     def _build(self) -> bool:
-        ok = True
-        for i in self._params:
-            v, val = self._itf.vars[i], self._values[i]
-            if not (v.min <= val <= v.max):
-                self._error(f"invalid parameter: '{v.name}' must lie in [{v.min:g}, {v.max:g}] {v.unit} (got {val:g})")
-                ok = False
-        return ok
+        errors = [why for i in self._params if (why := self._out_of_range(self._itf.vars[i], self._values[i]))]
+        for why in errors:
+            self._error(f"invalid parameter: {why}")
+        return not errors
 
     def _advance(self, t, h) -> bool:
         return True

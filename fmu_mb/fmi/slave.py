@@ -112,9 +112,8 @@ class MechanismSlave(TableSlave):
                     if isinstance(o, opt.Choice) and not float(val).is_integer():
                         raise ValueError(f"parameter '{v.name}' must be an integer code (got {val})")
                     kwargs[v.source[1]] = o.check(v.name, int(val) if isinstance(o, (opt.Choice, opt.Flag)) else val)
-                elif v.min is not None and not (v.min <= val <= v.max):
-                    raise ValueError(f"parameter '{v.name}' must lie in [{v.min:g}, {v.max:g}]"
-                                     f"{' ' + v.unit if v.unit else ''} (got {val:g})")
+                elif why := self._out_of_range(v, val):
+                    raise ValueError(f"parameter {why}")
                 else:
                     settings[tuple(v.source)] = val
             except ValueError as exc:
@@ -312,13 +311,9 @@ class MechanismSlave(TableSlave):
         sim.gather(self._xdot, self._spec_vr, self._spec_kind, self._spec_a, self._spec_b, self._spec_f,
                    self._values)
 
-    def _snapshot(self):
-        return self._sim.checkpoint(), super()._snapshot()
-
     def _revert(self, snap) -> None:
-        cp, outputs = snap
-        self._sim.rollback(cp)
-        super()._revert(outputs)
+        self._sim.undo_step()
+        super()._revert(snap)
 
     def _result_problem(self, where: str) -> str | None:
         """Non-finite outputs (TableSlave), then the constraint violation bound."""
@@ -392,12 +387,7 @@ class MechanismSlave(TableSlave):
                 raise ValueError(f"{what} {sim.cm.dof_names[k]} = {float(part[k])!r} lies outside ±{lim:g}")
         if not (x[-1] >= 0 and float(x[-1]).is_integer()):
             raise ValueError(f"the partition count {x[-1]!r} is not a count")
-        cp = sim.checkpoint()
-        try:
-            sim.set_solver_state(x[nx:n - 1])
-        except ValueError:
-            sim.rollback(cp)
-            raise
+        sim.set_solver_state(x[nx:n - 1])            # checks everything before it writes
         sim.x[:] = x[:nx]
         sim.data.cp_count[0] = int(x[-1])
         sim.t = self._t

@@ -147,11 +147,19 @@ class TableSlave(Fmi2Slave):
         raise NotImplementedError
 
     def _snapshot(self):
-        """What :meth:`_revert` needs to undo a step (runtime state, outputs)."""
+        """The outputs before a step, for :meth:`_revert`."""
         return self._values[self._outputs].copy()
 
     def _revert(self, snap) -> None:
+        """Undo the last step: its outputs here; subclasses with a runtime state undo it too."""
         self._values[self._outputs] = snap
+
+    @staticmethod
+    def _out_of_range(v, val: float) -> str | None:
+        """Why ``val`` is outside variable ``v``'s declared range (None: it is inside or none is declared)."""
+        if v.min is None or v.min <= val <= v.max:
+            return None
+        return f"'{v.name}' must lie in [{v.min:g}, {v.max:g}]{' ' + v.unit if v.unit else ''} (got {val:g})"
 
     def _result_problem(self, where: str) -> str | None:
         """Why the current result may not be answered with fmi2OK (None: it may): the name of
@@ -407,8 +415,9 @@ class TableSlave(Fmi2Slave):
                 raise ValueError(f"'{v.name}' = {val!r} is not an integer")
             if v.type == "Boolean" and val not in (0.0, 1.0):
                 raise ValueError(f"'{v.name}' = {val!r} is not a Boolean")
-            if v.min is not None and not (v.min <= val <= v.max):
-                raise ValueError(f"'{v.name}' = {val!r} lies outside [{v.min:g}, {v.max:g}]")
+            why = self._out_of_range(v, val)
+            if why:
+                raise ValueError(why)
 
     def _check_saved_phase(self, saved: int, x: np.ndarray) -> None:
         if saved == TERMINATED:

@@ -846,12 +846,18 @@ static fmi2Status not_available(Shim *s, const char *fn, int kind) {
     return fmi2Discard;
 }
 
-EXPORT fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind kind, fmi2Status *value) {
-    Shim *s = shim_of(c);
-    if (!s) return fmi2Error;
-    fmi2Status st = status_inquiry(s, value, "fmi2GetStatus");
-    return st != fmi2OK ? st : not_available(s, "fmi2GetStatus", (int)kind);
-}
+/* Status inquiries with no kind this FMU has: allowed while stepping or terminated, then fmi2Discard. */
+#define UNAVAILABLE_STATUS(name, type)                                              \
+    EXPORT fmi2Status name(fmi2Component c, const fmi2StatusKind kind, type *value) { \
+        Shim *s = shim_of(c);                                                         \
+        if (!s) return fmi2Error;                                                     \
+        fmi2Status st = status_inquiry(s, value, #name);                              \
+        return st != fmi2OK ? st : not_available(s, #name, (int)kind);               \
+    }
+
+UNAVAILABLE_STATUS(fmi2GetStatus, fmi2Status)
+UNAVAILABLE_STATUS(fmi2GetIntegerStatus, fmi2Integer)
+UNAVAILABLE_STATUS(fmi2GetStringStatus, fmi2String)
 
 EXPORT fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind kind, fmi2Real *value) {
     Shim *s = shim_of(c);
@@ -863,13 +869,6 @@ EXPORT fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind kind, 
     return fmi2OK;
 }
 
-EXPORT fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind kind, fmi2Integer *value) {
-    Shim *s = shim_of(c);
-    if (!s) return fmi2Error;
-    fmi2Status st = status_inquiry(s, value, "fmi2GetIntegerStatus");
-    return st != fmi2OK ? st : not_available(s, "fmi2GetIntegerStatus", (int)kind);
-}
-
 EXPORT fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind kind, fmi2Boolean *value) {
     Shim *s = shim_of(c);
     if (!s) return fmi2Error;
@@ -878,13 +877,6 @@ EXPORT fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind kin
     if (kind != fmi2Terminated) return not_available(s, "fmi2GetBooleanStatus", (int)kind);
     *value = 0;                               /* the slave never asks the master to end the simulation */
     return fmi2OK;
-}
-
-EXPORT fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind kind, fmi2String *value) {
-    Shim *s = shim_of(c);
-    if (!s) return fmi2Error;
-    fmi2Status st = status_inquiry(s, value, "fmi2GetStringStatus");
-    return st != fmi2OK ? st : not_available(s, "fmi2GetStringStatus", (int)kind);
 }
 
 /* ------------------------------------------------------------------------------------------------
