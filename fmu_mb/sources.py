@@ -10,12 +10,24 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 
+#: tooling inside the package that no FMU runs (command line, demo, the papers' scenarios), as
+#: paths relative to it: FMUs do not carry it (fmi.builder) and it is not part of the core's
+#: identity, so editing it changes neither the digest nor the native kernels. native/build.py is
+#: no FMU's code either but stays: it shapes the native kernels, which this digest keys
+TOOLING = ("__main__.py", "cli.py", "demo.py", "scenarios")
+
+
+def is_tooling(rel) -> bool:
+    """Whether ``rel`` (a path relative to the package) is :data:`TOOLING` or inside it."""
+    parts = Path(rel).parts
+    return any(parts[:len(t)] == t for t in (Path(t).parts for t in TOOLING))
+
 
 def core_digest(package: Path = PACKAGE) -> str:
-    """SHA-256 of the core's Python sources (relative path + bytes, sorted)."""
+    """SHA-256 of the core's Python sources (relative path + bytes, sorted), tooling excluded."""
     h = hashlib.sha256()
     for f in sorted(package.rglob("*.py")):
-        if "__pycache__" in f.parts:
+        if "__pycache__" in f.parts or is_tooling(f.relative_to(package)):
             continue
         h.update(str(f.relative_to(package)).encode())
         h.update(b"\0")

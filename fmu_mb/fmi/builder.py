@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import registry
-from ..sources import core_digest
+from ..sources import TOOLING, core_digest, is_tooling
 from ..model.compile import compile_mechanism
 from .description import fmu_guid, interface_markdown, model_description
 from .interface import build_interface, check_variants
@@ -60,6 +60,7 @@ from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
 CORE_DIGEST = "{core}"
+_TOOLING = {tooling!r}    # left out of the core and its digest (fmu_mb.sources.TOOLING)
 
 # PythonFMU 0.7's wrapper evaluates this script in this module's namespace at every
 # fmi2Instantiate and then releases a reference to that namespace it never took (Py_DECREF
@@ -72,9 +73,10 @@ sys.__dict__.setdefault("_fmu_mb_slave_namespaces", []).append(globals())
 def _digest(package):
     h = hashlib.sha256()
     for f in sorted(package.rglob("*.py")):
-        if "__pycache__" in f.parts:
+        rel = f.relative_to(package)
+        if "__pycache__" in f.parts or any(rel.parts[:len(t)] == t for t in _TOOLING):
             continue
-        h.update(str(f.relative_to(package)).encode())
+        h.update(str(rel).encode())
         h.update(b"\\0")
         h.update(f.read_bytes())
     return h.hexdigest()
@@ -154,10 +156,15 @@ def _libpython() -> str:
     return str(path) if path.exists() else name
 
 
+_TOOLING_PARTS = tuple(Path(t).parts for t in TOOLING)
+
+
 def _core_files(directory, names) -> set:
     """copytree filter of the core: no caches, no C sources, no native build output (the FMU
-    gets the native kernels of this core explicitly)."""
-    skip = {n for n in names if n == "__pycache__" or n.endswith((".pyc", ".c"))}
+    gets the native kernels of this core explicitly), no tooling (fmu_mb.sources.TOOLING: the
+    command line, demo and scenarios, which the core digest leaves out as well)."""
+    rel = Path(directory).relative_to(PACKAGE)
+    skip = {n for n in names if n == "__pycache__" or n.endswith((".pyc", ".c")) or is_tooling(rel / n)}
     if Path(directory).name == "native" and "lib" in names:
         skip.add("lib")
     return skip
@@ -261,7 +268,7 @@ def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = 
         raise ValueError(f"models/{model}.py: its options build mechanisms the FMU interface cannot describe "
                          "(joints, points, forces and supports must exist in every option combination):\n  "
                          + "\n  ".join(variant_problems[:20]))
-    script = BOOTSTRAP.format(model=model, version=VERSION, core=core_digest()) + \
+    script = BOOTSTRAP.format(model=model, version=VERSION, core=core_digest(), tooling=_TOOLING_PARTS) + \
         MECHANISM_CLASS.format(model=model, digest=itf.digest())
     return _package(model, script, itf, (module.__doc__ or model).strip().splitlines()[0],
                     meta.get("stop_time", 10.0), meta.get("step_size", 1e-3), out_dir,
@@ -274,7 +281,7 @@ def build_controller_fmu(out_dir="dist", channels: int = 6, validate: bool = Tru
     t0 = time.perf_counter()
     name = "pd_controller"
     itf = controller_interface(channels)
-    script = BOOTSTRAP.format(model=name, version=VERSION, core=core_digest()) + \
+    script = BOOTSTRAP.format(model=name, version=VERSION, core=core_digest(), tooling=_TOOLING_PARTS) + \
         CONTROLLER_CLASS.format(model=name, channels=channels, digest=itf.digest())
     return _package(name, script, itf, f"PD joint controller, {channels} channels (fmu_mb)", 10.0, 1e-3,
                     out_dir, None, validate, t0, None)
