@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from fmu_mb import registry  # noqa: E402
 from fmu_mb.kernels.integrators import rk4_steps_tree  # noqa: E402
+from fmu_mb.kernels.handles import data_struct, model_struct  # noqa: E402
 from fmu_mb.model import Beam, Body, Joint, Mechanism, compile_mechanism, make_data  # noqa: E402
 
 H = 1e-3
@@ -68,7 +69,7 @@ class FmuMb:
 
     def __init__(self, mech):
         self.cm = compile_mechanism(mech)
-        self.m, self.d = self.cm.model.struct, make_data(self.cm.model).struct
+        self.m, self.d = model_struct(self.cm.model), data_struct(make_data(self.cm.model))
         self.x = np.zeros(self.cm.model.nx)
         self.tau = np.zeros(self.cm.nv)
 

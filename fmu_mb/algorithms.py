@@ -23,12 +23,14 @@ from .kernels import forces as _forces
 from .kernels import kinematics as _kin
 from .kernels import rnea as _rnea
 from .kernels import system as _system
+from .kernels import trajectory as _trajectory
+from .kernels.handles import data_struct, model_struct
 from .model.compiled import Data, Model, check_pair, state_vector
 from .model.compiled import vector as _vec
 from .statics import holding_force
 
 __all__ = ["aba", "crba", "energies", "forward_dynamics", "forward_kinematics", "generalized_gravity_and_springs",
-           "inverse_dynamics", "nonlinear_effects", "rnea", "state_vector"]
+           "inverse_dynamics", "nonlinear_effects", "rnea", "state_vector", "trajectory"]
 
 
 def forward_kinematics(model: Model, data: Data, q, v=None) -> None:
@@ -36,13 +38,13 @@ def forward_kinematics(model: Model, data: Data, q, v=None) -> None:
     check_pair(model, data)
     q = _vec("q", q, model.nv)
     v = np.zeros(model.nv) if v is None else _vec("v", v, model.nv)
-    _kin.forward_kinematics(model.struct, data.struct, q, v)
+    _kin.forward_kinematics(model_struct(model), data_struct(data), q, v)
 
 
 def crba(model: Model, data: Data, q) -> np.ndarray:
     """Joint-space mass matrix M(q) (nv, nv)."""
     forward_kinematics(model, data, q)
-    _crba.crba(model.struct, data.struct)
+    _crba.crba(model_struct(model), data_struct(data))
     return data.M.copy()
 
 
@@ -50,7 +52,7 @@ def rnea(model: Model, data: Data, q, v, a, with_supports: bool = True) -> np.nd
     """Inverse dynamics τ = M q̈ + b; joint reaction wrenches left in data.fM/fF."""
     check_pair(model, data)
     q, v, a = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("a", a, model.nv)
-    m, d = model.struct, data.struct
+    m, d = model_struct(model), data_struct(data)
     _kin.forward_kinematics(m, d, q, v)
     _forces.passive_forces(m, d, q, v)
     _rnea.rnea(m, d, a, with_supports)
@@ -66,7 +68,7 @@ def aba(model: Model, data: Data, q, v, tau, with_supports: bool = True) -> np.n
     """q̈ solving M q̈ + b = τ by the articulated-body algorithm (no friction, no joint springs)."""
     check_pair(model, data)
     q, v, tau = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("tau", tau, model.nv)
-    m, d = model.struct, data.struct
+    m, d = model_struct(model), data_struct(data)
     _kin.forward_kinematics(m, d, q, v)
     _forces.passive_forces(m, d, q, v)
     _aba.aba_inertias(m, d)
@@ -82,7 +84,7 @@ def forward_dynamics(model: Model, data: Data, x, tau_drive, t: float = 0.0) -> 
     x = _vec("x", x, model.nx)
     tau_drive = _vec("tau_drive", tau_drive, model.nv)
     xdot = np.empty(model.nx)
-    _system.derivative(model.struct, data.struct, x, float(t), tau_drive, xdot)
+    _system.derivative(model_struct(model), data_struct(data), x, float(t), tau_drive, xdot)
     return xdot
 
 
@@ -92,7 +94,7 @@ def inverse_dynamics(model: Model, data: Data, q, v, a, z=None) -> np.ndarray:
     q, v, a = _vec("q", q, model.nv), _vec("v", v, model.nv), _vec("a", a, model.nv)
     z = np.zeros(model.nz) if z is None else _vec("z", z, model.nz)
     out = np.empty(model.nv)
-    _dyn.inverse_dynamics(model.struct, data.struct, q, v, a, z, out)
+    _dyn.inverse_dynamics(model_struct(model), data_struct(data), q, v, a, z, out)
     return out
 
 
@@ -100,11 +102,20 @@ def energies(model: Model, data: Data, q, v) -> dict:
     """Kinetic, gravitational and elastic energy (J) of the configuration (q, q̇)."""
     check_pair(model, data)
     out = np.zeros(3)
-    _energy.energies(model.struct, data.struct, _vec("q", q, model.nv), _vec("v", v, model.nv), out)
+    _energy.energies(model_struct(model), data_struct(data), _vec("q", q, model.nv), _vec("v", v, model.nv), out)
     return {"kinetic": out[0], "gravity": out[1], "elastic": out[2]}
 
 
 def generalized_gravity_and_springs(model: Model, data: Data, q) -> np.ndarray:
     """Generalized force needed to hold configuration q at rest: b(q, 0) − τ_pas(q, 0)."""
     check_pair(model, data)
-    return holding_force(kernel_set("jit")[0], model.struct, data.struct, data, _vec("q", q, model.nv))
+    return holding_force(kernel_set("jit")[0], model_struct(model), data_struct(data), data, _vec("q", q, model.nv))
+
+
+def trajectory(traj, t: float) -> np.ndarray:
+    """(3, 3) array p̂(t), dp̂/dt, d²p̂/dt² of a trajectory description (fmu_mb.trajectories) at time t:
+    the jitted evaluation the constraint kernels use (kernels.trajectory.eval_trajectory)."""
+    kind, time, par = traj.table()
+    out = np.zeros((3, 3))
+    _trajectory.eval_trajectory(kind, time, par, 0, kind.size, float(t), out)
+    return out

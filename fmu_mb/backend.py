@@ -39,7 +39,8 @@ class JitKernels:
 
     @staticmethod
     def handles(model, data):
-        return model.struct, data.struct
+        from .kernels.handles import data_struct, model_struct
+        return model_struct(model), data_struct(data)
 
 
 class _Block(np.ndarray):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .model.constraints import VEL
+from .codes import RowKind
 
 
 @dataclass
@@ -44,7 +44,7 @@ def analyse(sim, tol: float = 1e-9) -> Solvability:
     cm = sim.cm
     C = np.array(sim.data.con_C)
     kind = np.asarray(sim.model.con_kind)
-    hol, first = kind != VEL, kind == VEL
+    hol, first = kind != RowKind.VEL, kind == RowKind.VEL
     Q, R, _ = scipy.linalg.qr(C, pivoting=True, mode="full")
     diag = np.abs(np.diag(R))
     r = int(np.sum(diag > tol * diag[0])) if diag.size else 0

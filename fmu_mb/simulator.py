@@ -20,10 +20,8 @@ import numpy as np
 from .backend import kernel_set
 from .model.compile import CompiledMechanism
 from .model.compiled import make_data, state_vector, vector
-from .model.constraints import COORD, ORI, VEL
-
-#: model arrays an instance may change (trajectory parameters, offsets, solver settings)
-_INSTANCE_ARRAYS = ("con_off", "seg_kind", "seg_time", "seg_par", "con_opt", "gravity")
+from .outputs import spec_table
+from .codes import GROUP_NAMES, Formulation, RowKind, SolverOption, SolverStat
 
 
 class SimulationError(RuntimeError):
@@ -46,11 +44,10 @@ class Simulator:
         if not (isinstance(step_size, (int, float)) and math.isfinite(step_size) and step_size > 0):
             raise ValueError(f"step_size must be a finite number > 0 s (got {step_size!r})")
         self.cm = cm
-        # private copies of the arrays an instance changes, so instances never share them
-        self.model = cm.model._replace(**{k: getattr(cm.model, k).copy() for k in _INSTANCE_ARRAYS})
+        self.model = cm.model                   # constant (read-only arrays); a run writes only self.data
         self.trajectories = copy.deepcopy(cm.trajectories)
-        self.set_solver(**solver)
         self.data = make_data(self.model)
+        self.set_solver(**solver)
         self.k, self.kernel_note = kernel_set(kernels, kernel_dirs) if isinstance(kernels, str) else (kernels, "")
         self._m, self._d = self.k.handles(self.model, self.data)
         # one kernel family per instance: numba compiles (and loads) only what is called. The
@@ -73,7 +70,6 @@ class Simulator:
         self.t = 0.0
         self.tau_drive = np.zeros(m.nv)
         self._xdot = np.zeros(m.nx)
-        self._sup = np.zeros((m.sup_body.shape[0], 3))
         self._obj_unique = np.ones(len(cm.constraints), np.int64)
         self._body_unique = np.ones(m.nbody, np.int64)
         self._check_eliminations()
@@ -85,18 +81,19 @@ class Simulator:
     # ------------------------------------------------------------------ constraints setup
     def set_solver(self, formulation=None, alpha=None, beta=None, projection=None) -> None:
         """Override the mechanism's ConstraintSolver settings for this instance (None keeps)."""
-        o = self.model.con_opt
+        o, O = self.data.solver_opt, SolverOption
         if formulation is not None:
-            if formulation not in ("gpme", "lagrange"):
-                raise ValueError(f"formulation must be 'gpme' or 'lagrange' (got {formulation!r})")
-            o[0] = 0.0 if formulation == "gpme" else 1.0
-        for i, (name, val) in ((1, ("alpha", alpha)), (2, ("beta", beta))):
+            names = [f.name.lower() for f in Formulation]
+            if formulation not in names:
+                raise ValueError(f"formulation must be one of {names} (got {formulation!r})")
+            o[O.FORMULATION] = Formulation[formulation.upper()]
+        for i, (name, val) in ((O.ALPHA, ("alpha", alpha)), (O.BETA, ("beta", beta))):
             if val is not None:
                 if not (isinstance(val, (int, float)) and math.isfinite(val) and 0 <= val <= 1e6):
                     raise ValueError(f"{name} must be a finite number in [0, 1e6] 1/s (got {val!r})")
                 o[i] = float(val)
         if projection is not None:
-            o[3] = float(bool(projection))
+            o[O.PROJECTION] = float(bool(projection))
 
     def _check_eliminations(self) -> None:
         """User-eliminated rows (ConstraintSolver.eliminate) must be redundant: dropping them may
@@ -130,23 +127,22 @@ class Simulator:
         Raises RuntimeError if the positions do not converge."""
         if not self.model.nc:
             return 0
-        from .model.constraints import GROUPS
-        bad = [g for g in groups if g not in GROUPS]
+        bad = [g for g in groups if g not in GROUP_NAMES]
         if bad:
-            raise ValueError(f"unknown constraint groups {bad} (groups: {', '.join(GROUPS)})")
-        mask = np.array([int(g in groups) for g in GROUPS], dtype=np.int64)
+            raise ValueError(f"unknown constraint groups {bad} (groups: {', '.join(GROUP_NAMES)})")
+        mask = np.array([int(g in groups) for g in GROUP_NAMES], dtype=np.int64)
         x = self.x.copy()
+        opt, tol_slot = self.data.solver_opt, SolverOption.PROJECTION_TOL
+        tol = opt[tol_slot]
         if velocities_only:
-            tol = self.model.con_opt[4]
-            self.model.con_opt[4] = np.inf
+            opt[tol_slot] = np.inf
         try:
             it = self.k.project(self._m, self._d, x, self.t, mask)
         finally:
-            if velocities_only:
-                self.model.con_opt[4] = tol
+            opt[tol_slot] = tol
         if it < 0 or not np.all(np.isfinite(x)):
             raise RuntimeError(f"'{self.cm.name}': the constraints {list(groups)} could not be solved from the "
-                               f"given start configuration (max |Φ| = {self.data.con_stats[3]:.3e} after "
+                               f"given start configuration (max |Φ| = {self.data.con_stats[SolverStat.PROJECTION_RESIDUAL]:.3e} after "
                                "25 Newton iterations); start closer to a closed configuration")
         self.x[:] = x
         self.data.cp_valid[0] = 0
@@ -160,9 +156,11 @@ class Simulator:
                 traj.set(**params)
                 kind, time, par = traj.table()
                 f, n = int(self.model.traj_first[k]), int(self.model.traj_count[k])
-                self.model.seg_kind[f:f + n] = kind
-                self.model.seg_time[f:f + n] = time
-                self.model.seg_par[f:f + n] = par
+                if kind.size != n:
+                    raise ValueError(f"trajectory '{name}' would change its number of segments ({n} -> {kind.size})")
+                self.data.traj_kind[f:f + n] = kind
+                self.data.traj_time[f:f + n] = time
+                self.data.traj_par[f:f + n] = par
                 return
         raise KeyError(f"no trajectory named {name!r} (trajectories: "
                        f"{', '.join(t.name for t in self.trajectories) or 'none'})")
@@ -221,7 +219,7 @@ class Simulator:
             groups = tuple(g for g in solver.static_groups if any(c.group == g for c in self.cm.constraints))
             if groups:
                 q = constrained_static_equilibrium(self.cm, q=q, hold=solver.static_hold, groups=groups, t=t,
-                                                   model=self.model, kernels=self.k).q
+                                                   run=self.data, kernels=self.k).q
             else:
                 q = static_equilibrium(self.cm, q=q, kernels=self.k).q
         self.set_state(q=q, qd=self.cm.qd0 if qd is None else qd, t=t)
@@ -229,6 +227,7 @@ class Simulator:
         if assemble and groups and self.model.nc:
             self.assemble(groups)
             self.anchor()
+        self.data.fric_fail[0] = 0
 
     def reset(self) -> None:
         """Back to the initial state of the description, t = 0, inputs zero."""
@@ -244,6 +243,14 @@ class Simulator:
         """Magnitudes (N) of the mechanism's BodyForce inputs, in description order (write to set)."""
         return self.data.bf_val
 
+    def hold_inputs(self, drive_dofs, drive, force_index=(), forces=()) -> None:
+        """The inputs held over the next steps (zero-order hold): driving forces ``drive`` on the
+        coordinates ``drive_dofs`` (every other coordinate undriven) and the magnitudes ``forces``
+        of the BodyForce inputs ``force_index``. Values must be finite (the FMU checks them first)."""
+        self.tau_drive[:] = 0.0
+        self.tau_drive[drive_dofs] = drive
+        self.data.bf_val[force_index] = forces
+
     def set_drive(self, values) -> None:
         """Driving torques/forces of the actuated coordinates (order of cm.actuated_dofs)."""
         a = np.asarray(values, dtype=float).reshape(-1)
@@ -256,8 +263,11 @@ class Simulator:
         self.tau_drive[act] = a
 
     # ------------------------------------------------------------------ stepping
-    def step(self, dt: float) -> None:
-        """Advance by dt seconds (see module docstring for the remainder rule)."""
+    def step(self, dt: float, t: float | None = None) -> None:
+        """Advance by dt seconds (see module docstring for the remainder rule); from time ``t`` if
+        given (an FMU's communication point), else from the current time."""
+        if t is not None:
+            self.t = float(t)
         if not (isinstance(dt, (int, float, np.floating)) and math.isfinite(dt) and dt > 0.0):
             raise ValueError(f"step size must be a finite number > 0 s (got {dt!r})")
         ratio = dt / self.h
@@ -273,8 +283,8 @@ class Simulator:
         if not ok:
             self.rollback(cp)
             why = ""
-            if self.model.nc and self.data.con_stats[5] == 0.0:
-                why = (f" (the constraint matrix is singular: rank {int(self.data.con_stats[0])} at the "
+            if self.model.nc and self.data.con_stats[SolverStat.PIVOT_RATIO] == 0.0:
+                why = (f" (the constraint matrix is singular: rank {int(self.data.con_stats[SolverStat.RANK])} at the "
                        "failing configuration)")
             raise SimulationError(f"integration from t = {self.t:.6g} s over {dt:.6g} s produced a non-finite "
                                   f"state{why}; the state before the step is kept")
@@ -336,18 +346,51 @@ class Simulator:
     def _partition(self):
         d = self.data
         return (d.cp_rows.copy(), d.cp_cols.copy(), int(d.cp_rank[0]), int(d.cp_valid[0]),
-                float(d.con_stats[4]))
+                float(d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]))
 
     def _restore_partition(self, part) -> None:
         d = self.data
-        d.cp_rows[:], d.cp_cols[:], d.cp_rank[0], d.cp_valid[0], d.con_stats[4] = part
+        d.cp_rows[:], d.cp_cols[:], d.cp_rank[0], d.cp_valid[0], d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] = part
 
     def solver_state(self) -> np.ndarray:
         """Everything besides x that the next steps depend on, as float64: the coordinate
         partition and the relative-constraint offsets (saved in FMU states)."""
-        d, m = self.data, self.model
-        return np.concatenate([d.cp_rows, d.cp_cols, [d.cp_rank[0], d.cp_valid[0], d.con_stats[4]],
-                               m.con_off]).astype(float)
+        d = self.data
+        return np.concatenate([d.cp_rows, d.cp_cols, [d.cp_rank[0], d.cp_valid[0],
+                                                      d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]], d.con_off]).astype(float)
+
+    def state_record(self) -> tuple[np.ndarray, int]:
+        """Everything the next steps depend on besides time and inputs, for an FMU state: (x followed
+        by :meth:`solver_state` and the partition count, as float64; the friction-failure count)."""
+        return np.concatenate([self.x, self.solver_state(), [self.data.cp_count[0]]]), self.friction_failures
+
+    def restore_record(self, record, failures: int, t: float, coordinate_limit: float = np.inf,
+                       rate_limit: float = np.inf) -> None:
+        """Back to a :meth:`state_record` at time t. Checks everything before it writes anything:
+        sizes, finite values, coordinates and rates within ±limits, a valid coordinate partition,
+        counts; ValueError says why (the simulator is then unchanged)."""
+        record = np.asarray(record, float)
+        nx, nv = self.x.size, self.nv
+        n = nx + self.solver_state().size + 1
+        if record.size != n:
+            raise ValueError(f"it holds {record.size} state values, the model has {n}")
+        bad = ~np.isfinite(record)
+        if bad.any():
+            raise ValueError(f"state value {int(np.argmax(bad))} is {float(record[bad][0])!r}")
+        for part, lim, what in ((record[:nv], coordinate_limit, "coordinate"),
+                                (record[nv:2 * nv], rate_limit, "rate of")):
+            k = int(np.argmax(np.abs(part))) if part.size else 0
+            if part.size and abs(part[k]) > lim:
+                raise ValueError(f"{what} {self.cm.dof_names[k]} = {float(part[k])!r} lies outside ±{lim:g}")
+        if not (record[-1] >= 0 and float(record[-1]).is_integer()):
+            raise ValueError(f"the partition count {record[-1]!r} is not a count")
+        if not (isinstance(failures, (int, np.integer)) and failures >= 0):
+            raise ValueError(f"the friction-failure count {failures!r} is not a count")
+        self.set_solver_state(record[nx:n - 1])            # checks everything before it writes
+        self.x[:] = record[:nx]
+        self.data.cp_count[0] = int(record[-1])
+        self.data.fric_fail[0] = int(failures)
+        self.t = float(t)
 
     def set_solver_state(self, s) -> None:
         d, m = self.data, self.model
@@ -365,8 +408,9 @@ class Simulator:
         if not (float(rank).is_integer() and 0 <= rank <= min(nc, nv)) or valid not in (0.0, 1.0):
             raise ValueError(f"solver state holds an invalid partition rank {rank!r} or flag {valid!r}")
         d.cp_rows[:], d.cp_cols[:] = rows, cols
-        d.cp_rank[0], d.cp_valid[0], d.con_stats[4] = int(s[nc + nv]), int(s[nc + nv + 1]), s[nc + nv + 2]
-        m.con_off[:] = s[nc + nv + 3:]
+        d.cp_rank[0], d.cp_valid[0] = int(s[nc + nv]), int(s[nc + nv + 1])
+        d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] = s[nc + nv + 2]
+        d.con_off[:] = s[nc + nv + 3:]
 
     # ------------------------------------------------------------------ constraint outputs
     @property
@@ -379,56 +423,45 @@ class Simulator:
         """Generalized forces of the programmed constraints, Φ_p,qᵀ λ_p (nv,), last evaluate."""
         return self.data.lam_req
 
+    def read(self, sources) -> np.ndarray:
+        """Values of catalogue outputs (fmu_mb.outputs; sources (key, subject, component)) as of the
+        last :meth:`evaluate`: the kernel that fills the FMU's outputs, without evaluating again."""
+        sources = list(sources)
+        kind, a, b, f = spec_table(self.cm, sources)
+        vals = np.zeros(len(sources))
+        self.k.fill_outputs(self._m, self._d, self.x, np.arange(len(sources), dtype=np.int64), kind, a, b, f, vals)
+        return vals
+
     def constraint_reaction(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(force, moment) constraint ``name`` exerts on its link (link_a), last evaluate: cut
         joints about their frame J_a's origin in J_a's axes; other constraints about their
         point in world axes. Coordinate constraints: (λ, 0) as generalized force."""
         ci = self.cm.constraint(name)
-        d, m = self.data, self.model
-        F, Mo = np.zeros(3), np.zeros(3)
-        if all(m.con_kind[k] == COORD for k in ci.rows):
-            return np.array([d.lam[ci.rows[0]], 0.0, 0.0]), Mo
-        if ci.body >= 0:
-            R = d.oR[ci.body] @ ci.frame_R
-            P0 = d.op[ci.body] + d.oR[ci.body] @ ci.frame_p
-        else:
-            R, P0 = ci.frame_R, ci.frame_p
-        for k in ci.rows:
-            F += d.lam[k] * d.con_wF[k]
-            Mo += d.lam[k] * (d.con_wM[k] + np.cross(d.con_wpa[k] - P0, d.con_wF[k]))
-        if ci.type == "CutJoint":
-            return R.T @ F, R.T @ Mo
-        return F, Mo
+        if all(self.model.con_kind[k] == RowKind.COORD for k in ci.rows):
+            return np.array([self.read([("con_lambda", name, 0)])[0], 0.0, 0.0]), np.zeros(3)
+        v = self.read([(key, name, k) for key in ("con_force", "con_moment") for k in range(3)])
+        return v[:3], v[3:]
 
     def violation(self, name: str | None = None) -> float:
         """Position-level violation (last evaluate): Euclidean norm of the constraint's
         position rows, m (ellipse rows as first-order distance |Φ|/|∇Φ|; coordinate rows in
         their unit; first-order rows: the velocity residual, m/s). None: the largest over all
-        position-type rows of every constraint."""
-        names = [c.name for c in self.cm.constraints] if name is None else [name]
-        out = 0.0
-        for n in names:
-            ci = self.cm.constraint(n)
-            vals = []
-            for k in ci.rows:
-                kd = self.model.con_kind[k]
-                if kd == ORI:
-                    continue
-                if kd == VEL:
-                    vals.append(self.data.con_phid[k])
-                elif kd == 4:
-                    vals.append(self.data.con_phi[k] / max(np.linalg.norm(self.data.con_wF[k]), 1e-300))
-                else:
-                    vals.append(self.data.con_phi[k])
-            v = float(np.linalg.norm(vals)) if vals else 0.0
-            out = v if name is not None else max(out, v)
-        return out
+        constraints."""
+        names = [c.name for c in self.cm.constraints] if name is None else [self.cm.constraint(name).name]
+        v = self.read([("con_violation", n, 0) for n in names])
+        return float(v.max()) if v.size else 0.0
 
     def violation_angle(self, name: str) -> float:
         """Orientation violation of a cut joint (rad), last evaluate."""
-        ci = self.cm.constraint(name)
-        vals = [self.data.con_phi[k] for k in ci.rows if self.model.con_kind[k] == ORI]
-        return float(np.arcsin(min(1.0, np.linalg.norm(vals)))) if vals else 0.0
+        return float(self.read([("con_violation_angle", self.cm.constraint(name).name, 0)])[0])
+
+    def deflection(self, beam: str) -> np.ndarray:
+        """Tip deflection (3,) of flexible link ``beam`` from its undeformed shape, in the frame of its
+        first rigid finite element, m, at the current state (zeros for a rigid link)."""
+        if beam not in {ln.name for ln in self.cm.mechanism.links}:
+            raise KeyError(f"no link named {beam!r} in '{self.cm.name}'")
+        self.k.forward_kinematics(self._m, self._d, self.q, self.qd)
+        return self.read([("deflection", beam, k) for k in range(3)])
 
     def uniqueness(self) -> dict:
         """Reaction solvability at the last evaluate (paper 004 eqs. 21–27): {name: bool} for
@@ -476,10 +509,11 @@ class Simulator:
         return np.array(self.k.world_point(self._m, self._d, body, pos[0], pos[1], pos[2]))
 
     def support_forces(self) -> np.ndarray:
-        """World forces (nsup, 3) of the exact supports on the base at the current state."""
+        """World forces (nsup, 3) of the base supports on the base at the current state, in the
+        description's order: exact supports (paper 000 eq. 15) or linearized ones (paper 001 eqs. 3-4)."""
+        n = len(self.cm.mechanism.supports)
         self.k.forward_kinematics(self._m, self._d, self.q, self.qd)
-        self.k.support_forces(self._m, self._d, self._sup)
-        return self._sup.copy()
+        return self.read([("support", s, k) for s in range(n) for k in range(3)]).reshape(n, 3)
 
     def energies(self) -> dict:
         """Kinetic, gravity, elastic, dissipated energy, input work, work of the constraint
@@ -502,5 +536,5 @@ class Simulator:
 
     @property
     def friction_failures(self) -> int:
-        """Solves that hit the iteration cap since the instance was created."""
+        """Solves that hit the iteration cap since :meth:`initialize` (or the instance's creation)."""
         return int(self.data.fric_fail[0])

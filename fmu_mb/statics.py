@@ -25,7 +25,8 @@ import numpy as np
 
 from .backend import kernel_set
 from .model.compile import CompiledMechanism
-from .model.compiled import make_data
+from .codes import GROUP_NAMES, RowKind
+from .model.compiled import copy_run_settings, make_data
 
 
 @dataclass
@@ -132,7 +133,7 @@ class ConstrainedStaticSolution(StaticSolution):
 
 def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, groups=("kinematic", "base"),
                                    t: float = 0.0, tol: float = 1e-9, maxit: int = 50,
-                                   model=None, kernels=None) -> ConstrainedStaticSolution:
+                                   run=None, kernels=None) -> ConstrainedStaticSolution:
     """Equilibrium at rest with the position-level constraint rows of ``groups`` enforced.
 
     Unknowns: every coordinate except ``hold`` (coordinate names such as ``"R11.q"`` or
@@ -147,15 +148,18 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
     ``holding`` reports b − τ_pas − Cᵀλ at every coordinate: the drive forces that hold
     the held ones. Converged when |Φ| ≤ tol (m, rad) and the force residual ≤ tol·max(1, largest
     generalized gravity/spring force at the start) (N, N·m): relative, since a 20 t crane's
-    forces of 1e4 N do not balance to 1e-9 N in double precision. ``model``: the Model to use
-    (default cm.model; a Simulator passes its own, which holds its trajectory inputs); ``kernels``
+    forces of 1e4 N do not balance to 1e-9 N in double precision. ``run``: a Data whose run
+    settings (RUN_FIELDS: trajectory inputs, offsets, solver options) to use instead of the description's
+    (a Simulator passes its own); ``kernels``
     as for :func:`static_equilibrium`. Raises RuntimeError without convergence in ``maxit`` iterations."""
-    from .model.constraints import GROUPS, VEL, FixedBase
-    bad = [g for g in groups if g not in GROUPS]
+    from .model.constraints import FixedBase
+    bad = [g for g in groups if g not in GROUP_NAMES]
     if bad:
-        raise ValueError(f"constrained statics: unknown constraint groups {bad} (groups: {', '.join(GROUPS)})")
-    m = cm.model if model is None else model
+        raise ValueError(f"constrained statics: unknown constraint groups {bad} (groups: {', '.join(GROUP_NAMES)})")
+    m = cm.model
     data = make_data(m)
+    if run is not None:
+        copy_run_settings(run, data)
     k, ms, ds = _kernels(kernels, m, data)
     zero = np.zeros(m.nv)
     q = np.array(cm.q0 if q is None else q, dtype=float)
@@ -173,7 +177,7 @@ def constrained_static_equilibrium(cm: CompiledMechanism, q=None, hold=None, gro
     skip = {r for c in fixed for r in c.rows}
     free = np.array([k for k in range(m.nv) if k not in set(held)], dtype=np.int64)
     rows = np.array([r for c in cm.constraints if c.group in groups for r in c.rows
-                     if m.con_kind[r] != VEL and r not in skip], dtype=np.int64)
+                     if m.con_kind[r] != RowKind.VEL and r not in skip], dtype=np.int64)
 
     def terms(qq):
         k.forward_kinematics(ms, ds, qq, zero)

@@ -30,8 +30,9 @@ import math
 
 import numpy as np
 
-from fmu_mb.model import Beam, Body, Dahl, Friction, Joint, Journal, LuGre, Mechanism, Point, Support
-from fmu_mb.model.constraints import ConstraintSolver, EllipseShape, PointOnEllipse, PointTrajectory
+from fmu_mb.model import Beam, Body, Dahl, Joint, Journal, LuGre, Mechanism, Point, Support
+from fmu_mb.model.choices import check_choices, friction_choice
+from fmu_mb.model.constraints import ConstraintSolver, EllipseShape, FixedBase, PointOnEllipse, PointTrajectory
 from fmu_mb.model.options import Choice, Count, Value
 from fmu_mb.trajectories import Move
 
@@ -84,6 +85,9 @@ SIGMA0 = 500.0                         # 1/rad bristle stiffness: RK4 at h = 2.5
 SIGMA1 = 0.05                          # s/rad bristle damping (≈ 2·√σ0 scaled by μ_k, critically damped bristles)
 SIGMA2 = 0.005                         # s/rad viscous coefficient
 DAHL_GAMMA = 1.0                       # paper 001: γ ∈ [1, 2]
+#: the friction option's laws (same law in the three joints, journal diameter per joint)
+LAWS = {"dahl": Dahl(sigma0=SIGMA0, mu_s=MU_S, gamma=DAHL_GAMMA),
+        "lugre": LuGre(sigma0=SIGMA0, sigma1=SIGMA1, sigma2=SIGMA2, mu_s=MU_S, mu_k=MU_K, v_s=V_S)}
 
 OPTIONS = {
     "link": Choice(("rigid", "flexible"), "rigid", "jib (c,2): rigid or RFEM-flexible (paper 001 eq. 7)"),
@@ -108,23 +112,10 @@ def _rx(angle):
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
 
-def _friction(kind: str, joint: str):
-    if kind == "none":
-        return None
-    if kind == "dahl":
-        law = Dahl(sigma0=SIGMA0, mu_s=MU_S, gamma=DAHL_GAMMA)
-    elif kind == "lugre":
-        law = LuGre(sigma0=SIGMA0, sigma1=SIGMA1, sigma2=SIGMA2, mu_s=MU_S, mu_k=MU_K, v_s=V_S)
-    else:
-        raise ValueError(f"crane: friction must be 'none', 'dahl' or 'lugre' (got {kind!r})")
-    return Friction(law, Journal(JOURNAL[joint]))
-
-
 def build(link: str = "rigid", n_div: int = N_DIV, friction: str = "none", base: str = "flexible",
           support_z: float = S_Z, mode: str = "programmed", formulation: str = "gpme") -> Mechanism:
     """The crane of paper 001 at its initial configuration (eq. 23)."""
-    if link not in ("rigid", "flexible"):
-        raise ValueError(f"crane: link must be 'rigid' or 'flexible' (got {link!r})")
+    check_choices("crane", OPTIONS, link=link, friction=friction, base=base, mode=mode, formulation=formulation)
     mech = Mechanism("crane", gravity=GRAVITY, support_model="linearized",
                      description="Crane with flexible supports, flexible jib and joint friction, paper 001")
     bx, by, bz = BASE_SIZE
@@ -138,20 +129,18 @@ def build(link: str = "rigid", n_div: int = N_DIV, friction: str = "none", base:
     mech.add(Body("column", COLUMN_MASS, (0.0, 0.0, 0.5 * COLUMN_HEIGHT),
                   np.diag([COLUMN_MASS * (3 * r * r + COLUMN_HEIGHT ** 2) / 12] * 2 + [COLUMN_MASS * r * r / 2])),
              Joint("column", "revolute", "base", "column", axis=(0, 0, 1), q0=[PSI_COLUMN0], actuated=True,
-                   friction=_friction(friction, "column")))
+                   friction=friction_choice("crane", friction, LAWS, Journal(JOURNAL["column"]))))
     box = dict(area=BOX_A, Iy=BOX_IY, Iz=BOX_IZ, J=BOX_J, **STEEL)
     mech.add(Beam("jib", JIB_LENGTH, n_div=n_div if link == "flexible" else 0, **box),
              Joint("jib", "revolute", "column", "jib", origin=(0.0, 0.0, COLUMN_HEIGHT), rotation=_rx(0.5 * math.pi),
-                   axis=(0, 0, 1), q0=[PSI_JIB0], actuated=True, friction=_friction(friction, "jib")))
+                   axis=(0, 0, 1), q0=[PSI_JIB0], actuated=True,
+                   friction=friction_choice("crane", friction, LAWS, Journal(JOURNAL["jib"]))))
     mech.add(Beam("arm", ARM_LENGTH, **box),
              Joint("arm", "revolute", "jib", "arm", origin=(JIB_LENGTH, 0.0, 0.0), axis=(0, 0, 1), q0=[PSI_ARM0],
-                   actuated=True, friction=_friction(friction, "arm")))
+                   actuated=True, friction=friction_choice("crane", friction, LAWS, Journal(JOURNAL["arm"]))))
     mech.points.append(Point("E", "arm", (ARM_LENGTH, E_OFFSET, 0.0)))
     if base == "rigid":
-        from fmu_mb.model.constraints import FixedBase
         mech.constraints.append(FixedBase("base_fixed", "base"))
-    elif base != "flexible":
-        raise ValueError(f"crane: base must be 'flexible' or 'rigid' (got {base!r})")
     if mode == "programmed":
         mech.constraints += [
             PointOnEllipse("ellipse", "arm", (ARM_LENGTH, E_OFFSET, 0.0),
@@ -160,8 +149,6 @@ def build(link: str = "rigid", n_div: int = N_DIV, friction: str = "none", base:
                             Move(delta=LIFT, t_start=0.0, duration=LIFT_TIME, name="lift"), axes=(2,),
                             relative=True),
         ]
-    elif mode != "torque":
-        raise ValueError(f"crane: mode must be 'programmed' or 'torque' (got {mode!r})")
     mech.solver = ConstraintSolver(formulation=formulation, alpha=ALPHA, beta=BETA,
                                    dependent=("jib.q", "arm.q"), assemble=("base",))
     return mech

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fmu_mb.model import Body, CoulombViscous, Friction, Joint, Mechanism, PinBearing, Point, Stribeck
+from fmu_mb.model import Body, CoulombViscous, Joint, Mechanism, PinBearing, Point, Stribeck
+from fmu_mb.model.choices import check_choices, friction_choice
 from fmu_mb.model.options import Choice
 
 #: joint placements r_l^(0, l̄) in the parent frame, m (Table 2, "initial linear position");
@@ -44,6 +45,10 @@ R_P = 0.010     # pin radius, m (chosen)
 R_B = 0.040     # bending reaction arm = bearing span, m (chosen)
 R_N = 0.015     # friction arm of the axial (thrust) face, m (chosen)
 V_EPS = 1e-3    # regularisation velocity of sgn(q̇), rad/s (chosen: reached 5 ms after the start)
+#: the friction option's laws (the same law and pin in every joint)
+LAWS = {"coulomb_viscous": CoulombViscous(k_c=K_C, k_v=K_V, v_eps=V_EPS),
+        "stribeck": Stribeck(k_c=K_C, k_s=K_S, v_s=V_S, k_v=K_V, v_eps=V_EPS)}
+BEARING = PinBearing(R_n=R_N, R_p=R_P, R_b=R_B)
 
 
 #: FMU parameters (fmu_mb.model.options) and defaults of the generated FMU
@@ -53,28 +58,17 @@ OPTIONS = {"friction": Choice(("none", "coulomb_viscous", "stribeck"), "none",
 FMU = {"step_size": 1e-3, "stop_time": 10.0}
 
 
-def friction_law(kind: str):
-    if kind == "none":
-        return None
-    if kind == "coulomb_viscous":
-        law = CoulombViscous(k_c=K_C, k_v=K_V, v_eps=V_EPS)
-    elif kind == "stribeck":
-        law = Stribeck(k_c=K_C, k_s=K_S, v_s=V_S, k_v=K_V, v_eps=V_EPS)
-    else:
-        raise ValueError(f"five_axis: friction must be 'none', 'coulomb_viscous' or 'stribeck' (got {kind!r})")
-    return Friction(law, PinBearing(R_n=R_N, R_p=R_P, R_b=R_B))
-
-
 def build(friction: str = "none", actuated: bool = True) -> Mechanism:
     """The five-axis tree of paper 002. friction: 'none', 'coulomb_viscous' (eq. 42) or
     'stribeck' (eq. 52), normal load by eq. (47)."""
+    check_choices("five_axis", OPTIONS, friction=friction)
     mech = Mechanism("five_axis", gravity=GRAVITY,
                      description="Five-axis tree-chain mechanism, paper 002 section 5.1 (Table 2)")
     for k in range(1, 6):
         mech.add(Body(f"link{k}", MASS[k], COM[k], np.diag(INERTIA[k])),
                  Joint(f"joint{k}", "revolute", "ground" if PARENT[k] == 0 else f"link{PARENT[k]}", f"link{k}",
                        origin=PLACEMENT[k], axis=(0.0, 0.0, 1.0), actuated=actuated,
-                       friction=friction_law(friction)))
+                       friction=friction_choice("five_axis", friction, LAWS, BEARING)))
     # tips of the two branches (end of links 3 and 5: twice the centre of mass)
     mech.points.append(Point("tip3", "link3", (0.6, -1.0392, 0.0)))
     mech.points.append(Point("tip5", "link5", (0.6, 1.0392, 0.0)))

@@ -32,7 +32,8 @@ import math
 
 import numpy as np
 
-from fmu_mb.model import Beam, Body, Friction, Joint, Journal, LuGre, Mechanism, Point, Support
+from fmu_mb.model import Beam, Body, Joint, Journal, LuGre, Mechanism, Point, Support
+from fmu_mb.model.choices import check_choices, friction_choice
 from fmu_mb.model.constraints import ConstraintSolver, FixedBase, PointTrajectory
 from fmu_mb.model.options import Choice, Count
 from fmu_mb.trajectories import Rectangle
@@ -148,21 +149,11 @@ def rectangle() -> Rectangle:
                      move_time=MOVE_TIME, stop_time=0.0, closed=True, name="rectangle")
 
 
-def _friction(joint: str, kind: str):
-    if kind == "none":
-        return None
-    if kind == "lugre":
-        return Friction(lugre(joint), Journal(JOURNAL_D[joint]))
-    raise ValueError(f"manipulator: friction must be 'none' or 'lugre' (got {kind!r})")
-
-
 def build(base: str = "rigid", link: str = "rigid", friction: str = "none", mode: str = "programmed",
           formulation: str = "gpme", n_div: int = N_DIV) -> Mechanism:
     """The manipulator of paper 000 §3.1 in variant S_{base}_L_{link}_J_{friction}."""
-    for name, val, allowed in (("base", base, ("rigid", "flexible")), ("link", link, ("rigid", "flexible")),
-                               ("mode", mode, ("programmed", "torque"))):
-        if val not in allowed:
-            raise ValueError(f"manipulator: {name} must be one of {allowed} (got {val!r})")
+    check_choices("manipulator", OPTIONS, base=base, link=link, friction=friction, mode=mode,
+                  formulation=formulation)
     mech = Mechanism("manipulator", gravity=GRAVITY,
                      description="OLKC manipulator of paper 000 §3.1 tracking a rectangle (programmed motion)")
     bx, by, bz = BASE_SIZE
@@ -175,7 +166,9 @@ def build(base: str = "rigid", link: str = "rigid", friction: str = "none", mode
 
     def arm_joint(name, kind, parent, child, origin=(0.0, 0.0, 0.0), rotation=None, axis=(0.0, 0.0, 1.0)):
         return Joint(name, kind, parent, child, origin=origin, rotation=rotation, axis=axis, q0=[q[name]],
-                     actuated=True, friction=_friction(name, friction))
+                     actuated=True,
+                     friction=friction_choice("manipulator", friction, {"lugre": lambda: lugre(name)},
+                                              Journal(JOURNAL_D[name])))
 
     h_col, m_col = COLUMN
     # {1,1}: x vertical (Rz(π/2)), φ(1,1) about it
@@ -208,25 +201,11 @@ def build(base: str = "rigid", link: str = "rigid", friction: str = "none", mode
                                                 frame=(np.eye(3), np.array(PLANE_ORIGIN))))
     # the paper starts off the path on purpose (Baumgarte removes it); the base constraint holds at q_b = 0
     # FMU start (init.static, default true): programmed mode at rest in the equilibrium with E at A
-    # (static_start with zero offset; the paper's 1 cm offset "*" is the scenario's start); torque
+    # (fmu_mb.scenarios.manipulator.static_start with zero offset; the paper's 1 cm offset "*" is the
+    # scenario's start); torque
     # mode with the joints held by their drives at their start values
     mech.solver = ConstraintSolver(formulation=formulation, alpha=ALPHA, beta=BETA, assemble=(),
                                    static_groups=("base", "programmed"),
                                    static_hold=() if mode == "programmed" else None)
     return mech
 
-
-def static_start(cm, offset: float = START_OFFSET) -> np.ndarray:
-    """The start of the paper's run (Fig. 7): the static equilibrium of the whole constrained
-    mechanism with E held at A by the programmed rows (every coordinate free: gravity balanced
-    by the supports or the base rows, the sde springs and the force at E; paper 000 starts
-    from statics), then E moved ``offset`` (m) off A along slider (1,5), the point "*".
-    The FMU's ``init.static`` (default true) starts from the same statics without the offset
-    (the solver's static_groups / static_hold below)."""
-    from fmu_mb.statics import constrained_static_equilibrium
-    q0 = np.array(cm.q0, dtype=float)
-    q0[cm.dof("x15.q")] -= START_OFFSET
-    groups = tuple(g for g in ("base", "programmed") if any(c.group == g for c in cm.constraints))
-    q = constrained_static_equilibrium(cm, q=q0, hold=(), groups=groups, tol=1e-9).q
-    q[cm.dof("x15.q")] += offset
-    return q

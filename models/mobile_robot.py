@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from fmu_mb.model import Body, BodyForce, Joint, Mechanism, Point
+from fmu_mb.model.choices import check_choices
 from fmu_mb.model.constraints import ConstraintSolver, CutJoint, KnifeEdge, RelativeDisplacement
 from fmu_mb.model.options import Choice
 from fmu_mb.trajectories import Param, Trajectory
@@ -125,8 +126,7 @@ FMU = {"step_size": 1e-3, "stop_time": 10.0}
 
 def build(eliminate: str = "min_norm", mode: str = "programmed", formulation: str = "gpme") -> Mechanism:
     """The robot of paper 004 in absolute coordinates at the straight start configuration."""
-    if eliminate not in ELIMINATIONS:
-        raise ValueError(f"mobile_robot: eliminate must be one of {list(ELIMINATIONS)} (got {eliminate!r})")
+    check_choices("mobile_robot", OPTIONS, eliminate=eliminate, mode=mode, formulation=formulation)
     mech = Mechanism("mobile_robot", gravity=(0.0, 0.0, -9.81),
                      description="Planar mobile robot with trolley, knife-edge wheels, paper 004 section 4")
     for name, (m, J) in BODIES.items():
@@ -144,8 +144,6 @@ def build(eliminate: str = "min_norm", mode: str = "programmed", formulation: st
     if mode == "programmed":
         mech.constraints.append(RelativeDisplacement("drive", "slider", (0.0, 0.0, 0.0), "platform", (0.0, -ROD, 0.0),
                                                      (0.0, 1.0, 0.0), Steering(), relative=False))
-    elif mode != "torque":
-        raise ValueError(f"mobile_robot: mode must be 'programmed' or 'torque' (got {mode!r})")
     for name, body, s, n in KNIVES:
         mech.constraints.append(KnifeEdge(name, body, (*s, 0.0), (*n, 0.0)))
     mech.forces += [BodyForce("propulsion", "platform", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0)),

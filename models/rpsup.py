@@ -43,21 +43,24 @@ off and any two of the three inputs drive the 2 DOF; R11 + P12 place E directly)
 
 Initial conditions. The description's start is the rigid configuration with E at A
 and every elastic coordinate 0 (the loop closes exactly there, for every option).
-Paper 000 starts "from solving the statics case": :func:`static_start` (loop and fixed-base
-rows enforced, ψ(1,1) and x(1,2) held, everything else in equilibrium) gives that start;
-the scenario, the tests and the FMU (``init.static`` = true by default) use it. With a
+Paper 000 starts "from solving the statics case": :func:`fmu_mb.scenarios.rpsup.static_start`
+(loop and fixed-base rows enforced, ψ(1,1) and x(1,2) held, everything else in equilibrium)
+gives that start; the scenario, the tests and the FMU (``init.static`` = true by default, from
+the solver's ``static_hold``) use it. With a
 flexible base E then starts 1.2 mm off A (the support sag), with a flexible coupler the
 strip starts in its static deflection.
 
 Outputs besides the core's: points E (S centre) and U (U centre, on the cross),
-:func:`coupler_shape` / :func:`chord_sag` for the coupler deformation (Fig. 19).
+:func:`fmu_mb.scenarios.rpsup.coupler_shape` / :func:`~fmu_mb.scenarios.rpsup.chord_sag` for the
+coupler deformation (Fig. 19).
 """
 from __future__ import annotations
 
 import math
 import numpy as np
 
-from fmu_mb.model import Beam, Body, Friction, Joint, Journal, LuGre, Mechanism, Point, Support
+from fmu_mb.model import Beam, Body, Joint, Journal, LuGre, Mechanism, Point, Support
+from fmu_mb.model.choices import check_choices, friction_choice
 from fmu_mb.model.constraints import ConstraintSolver, CutJoint, FixedBase, PointTrajectory
 from fmu_mb.model.options import Choice, Count
 from fmu_mb.trajectories import Rectangle, plane_frame
@@ -216,21 +219,15 @@ def coupler_beam(flexible: bool, n_div: int = N_DIV) -> Beam:
                 n_div=n_div if flexible else 0, damping=COUPLER_DAMPING)
 
 
-def friction_of(kind: str, joint: str):
-    if kind == "none":
-        return None
-    if kind != "lugre":
-        raise ValueError(f"rpsup: friction must be 'none' or 'lugre' (got {kind!r})")
-    return Friction(LUGRE, Journal(JOURNAL[joint]))
-
-
 def build(base: str = "rigid", coupler: str = "rigid", friction: str = "none", mode: str = "programmed",
           formulation: str = "gpme", n_div: int = N_DIV) -> Mechanism:
     """The RPSUP mechanism of paper 000 section 3.2 with E at corner A (rigid configuration)."""
-    for name, val, allowed in (("base", base, ("rigid", "flexible")), ("coupler", coupler, ("rigid", "flexible")),
-                               ("mode", mode, ("programmed", "torque"))):
-        if val not in allowed:
-            raise ValueError(f"rpsup: {name} must be one of {allowed} (got {val!r})")
+    check_choices("rpsup", OPTIONS, base=base, coupler=coupler, friction=friction, mode=mode,
+                  formulation=formulation)
+
+    def friction_of(joint):
+        return friction_choice("rpsup", friction, {"lugre": LUGRE}, Journal(JOURNAL[joint]))
+
     mech = Mechanism("rpsup", gravity=GRAVITY,
                      description="Closed-loop RPSUP mechanism, paper 000 section 3.2 (eqs. 35-37)")
     q = configuration(*CORNERS["A"])
@@ -238,17 +235,17 @@ def build(base: str = "rigid", coupler: str = "rigid", friction: str = "none", m
     # chain 2 first (see the module docstring)
     mech.add(Body("slider21", *SLIDER21),
              Joint("P21", "prismatic", "base", "slider21", origin=tuple(GUIDE_ORIGIN), rotation=R21_FRAME,
-                   axis=(0.0, 0.0, 1.0), q0=[q["P21"]], actuated=True, friction=friction_of(friction, "P21")))
+                   axis=(0.0, 0.0, 1.0), q0=[q["P21"]], actuated=True, friction=friction_of("P21")))
     mech.add(Body("cross22", *CROSS22),
              Joint("R22", "revolute", "slider21", "cross22", rotation=R22_FRAME, axis=(0.0, 0.0, 1.0),
-                   q0=[q["R22"]], friction=friction_of(friction, "R22")))
+                   q0=[q["R22"]], friction=friction_of("R22")))
     # chain 1
     mech.add(Body("link11", *LINK11),
              Joint("R11", "revolute", "base", "link11", origin=tuple(PIVOT), rotation=R11_FRAME,
-                   axis=(0.0, 0.0, 1.0), q0=[q["R11"]], actuated=True, friction=friction_of(friction, "R11")))
+                   axis=(0.0, 0.0, 1.0), q0=[q["R11"]], actuated=True, friction=friction_of("R11")))
     mech.add(Body("link12", *LINK12),
              Joint("P12", "prismatic", "link11", "link12", origin=(L11, 0.0, 0.0), axis=(1.0, 0.0, 0.0),
-                   q0=[q["P12"]], actuated=True, friction=friction_of(friction, "P12")))
+                   q0=[q["P12"]], actuated=True, friction=friction_of("P12")))
     mech.add(coupler_beam(coupler == "flexible", n_div),
              Joint("S13", "spherical", "link12", "coupler", origin=(L12, 0.0, 0.0), rotation=R_S_FRAME,
                    q0=list(q["S13"])))
@@ -270,49 +267,3 @@ def build(base: str = "rigid", coupler: str = "rigid", friction: str = "none", m
                                    assemble=("kinematic", "base"), static_hold=STATIC_HOLD)
     return mech
 
-
-# --------------------------------------------------------------------------- outputs
-def coupler_shape(sim) -> tuple[np.ndarray, np.ndarray]:
-    """Deformation of the coupler at the simulator's current state (paper 000 Fig. 19).
-
-    Returns (x, u): x (n,) the undeformed abscissae of the rfe joints and the tip, m, and
-    u (n, 3) their displacement from the straight coupler in the frame of rfe 0 (the RFEM
-    link frame; u[-1] is the FMU output coupler.deflection). A rigid coupler gives u = 0."""
-    from fmu_mb.kernels.kinematics import forward_kinematics
-    cm = sim.cm
-    beams = [b for b in cm.beams if b.name == "coupler"]
-    if not beams:
-        return np.array([0.0, COUPLER_LENGTH]), np.zeros((2, 3))
-    info = beams[0]
-    forward_kinematics(sim._m, sim._d, sim.q, sim.qd)
-    oR, op = sim.data.oR, sim.data.op
-    b0 = info.rfe_bodies[0]
-    xs = list(info.rfe_start) + [info.length]
-    pts = [op[b] for b in info.rfe_bodies]
-    last = info.rfe_bodies[-1]
-    pts.append(op[last] + oR[last] @ np.array([info.length - info.rfe_start[-1], 0.0, 0.0]))
-    u = np.array([oR[b0].T @ (p - op[b0]) - np.array([x, 0.0, 0.0]) for x, p in zip(xs, pts)])
-    return np.array(xs), u
-
-
-def chord_sag(sim) -> float:
-    """Largest distance of the coupler's rfe joints from the chord S–U (m): the deflection of a
-    link pinned at both ends, independent of the rfe-0 frame."""
-    x, u = coupler_shape(sim)
-    p = np.column_stack([x, np.zeros_like(x), np.zeros_like(x)]) + u
-    a, b = p[0], p[-1]
-    e = (b - a) / np.linalg.norm(b - a)
-    r = p - a
-    return float(np.max(np.linalg.norm(r - np.outer(r @ e, e), axis=1)))
-
-
-# --------------------------------------------------------------------------- statics
-def static_start(cm, q=None, tol: float = 1e-10):
-    """Initial conditions "from solving the statics case" (paper 000 section 3.2) for a
-    compiled RPSUP: at rest under gravity, support and sde springs, the arm joints
-    ``STATIC_HOLD`` (ψ(1,1), x(1,2): they place E) held, the loop (and the fixed base) closed.
-    fmu_mb.statics.constrained_static_equilibrium; the FMU's ``init.static`` does the same.
-    Returns its solution: q, λ of the loop and base rows, ``holding`` (the drive forces of the
-    held joints, ≈ 0 elsewhere), residual."""
-    from fmu_mb.statics import constrained_static_equilibrium
-    return constrained_static_equilibrium(cm, q=q, hold=STATIC_HOLD, groups=("kinematic", "base"), tol=tol)

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fmu_mb.model import Body, CoulombViscous, Friction, Joint, Mechanism, PinBearing, Stribeck
+from fmu_mb.model import Body, CoulombViscous, Joint, Mechanism, PinBearing, Stribeck
+from fmu_mb.model.choices import check_choices, friction_choice
 from fmu_mb.model.constraints import ConstraintSolver, CoordinateConstraint, CutJoint
 from fmu_mb.model.options import Choice
 from fmu_mb.trajectories import Linear
@@ -62,6 +63,10 @@ K_C, K_V, K_S, V_S = 0.05, 0.01, 0.2, 0.1
 # (a Ø10 mm pin for links 45-100 mm long); R_b, R_n chosen for completeness.
 R_P, R_B, R_N = 0.005, 0.02, 0.008
 V_EPS = 1e-3                    # regularisation velocity of sgn(φ̇), rad/s (chosen)
+#: the friction option's laws (joint 1'')
+LAWS = {"coulomb_viscous": CoulombViscous(k_c=K_C, k_v=K_V, v_eps=V_EPS),
+        "stribeck": Stribeck(k_c=K_C, k_s=K_S, v_s=V_S, k_v=K_V, v_eps=V_EPS)}
+BEARING = PinBearing(R_n=R_N, R_p=R_P, R_b=R_B)
 
 OPTIONS = {
     "friction": Choice(("none", "coulomb_viscous", "stribeck"), "none",
@@ -76,20 +81,9 @@ OPTIONS = {
 FMU = {"step_size": 1e-3, "stop_time": 10.0}
 
 
-def friction_of(kind: str):
-    if kind == "none":
-        return None
-    if kind == "coulomb_viscous":
-        law = CoulombViscous(k_c=K_C, k_v=K_V, v_eps=V_EPS)
-    elif kind == "stribeck":
-        law = Stribeck(k_c=K_C, k_s=K_S, v_s=V_S, k_v=K_V, v_eps=V_EPS)
-    else:
-        raise ValueError(f"three_loop: friction must be 'none', 'coulomb_viscous' or 'stribeck' (got {kind!r})")
-    return Friction(law, PinBearing(R_n=R_N, R_p=R_P, R_b=R_B))
-
-
 def build(friction: str = "none", mode: str = "programmed", formulation: str = "gpme") -> Mechanism:
     """The three-loop mechanism of paper 002 at its tabulated configuration (all angles 0)."""
+    check_choices("three_loop", OPTIONS, friction=friction, mode=mode, formulation=formulation)
     mech = Mechanism("three_loop", gravity=GRAVITY,
                      description="Planar three-loop closed chain, paper 002 section 5.2 (Table 3)")
     z = (0.0, 0.0, 1.0)
@@ -105,7 +99,7 @@ def build(friction: str = "none", mode: str = "programmed", formulation: str = "
     link("4", "1", R4_1)
     link("1p", None, O1P)
     link("2p", "1p", R2P_1P)
-    link("1pp", None, O1PP, actuated=True, friction=friction_of(friction), qd0=[RATE])
+    link("1pp", None, O1PP, actuated=True, friction=friction_choice("three_loop", friction, LAWS, BEARING), qd0=[RATE])
     mech.constraints += [
         CutJoint("cut1", "revolute", "link1pp", "link2p", origin_a=R1PPS_1PP, origin_b=R2PIS_2P, planar=True),
         CutJoint("cut2", "revolute", "link4", "link2p", origin_a=R4S_4, origin_b=R2PIIS_2P, planar=True),
@@ -114,8 +108,6 @@ def build(friction: str = "none", mode: str = "programmed", formulation: str = "
     if mode == "programmed":
         mech.constraints.append(CoordinateConstraint("drive", "joint1pp",
                                                      trajectory=Linear(rate=RATE, unit="rad", name="drive")))
-    elif mode != "torque":
-        raise ValueError(f"three_loop: mode must be 'programmed' or 'torque' (got {mode!r})")
     # positions solved after every step (loop closure to 1e-12), not only stabilised; the
     # start is made consistent with the loops and the drive (passive rates from eq. 61)
     mech.solver = ConstraintSolver(formulation=formulation, projection=True, projection_tol=1e-12,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import shutil
-from ctypes import byref
 
 from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException, calloc, free

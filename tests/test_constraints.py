@@ -21,16 +21,18 @@ from fmu_mb.model import Body, Joint, Mechanism, compile_mechanism
 from fmu_mb.model.constraints import (ConstraintSolver, CoordinateConstraint, CutJoint, EllipseShape, KnifeEdge,
                                       PointOnEllipse, PointTrajectory, PointVelocity)
 from fmu_mb.simulator import Simulator
-from fmu_mb.trajectories import EllipseArc, Linear, Move, Polyline, Rectangle, plane_frame, quintic
+from fmu_mb.algorithms import trajectory as evaluate
+from fmu_mb.kernels.trajectory import quintic
+from fmu_mb.trajectories import EllipseArc, Linear, Move, Rectangle, plane_frame
 from tests.trees import random_inertia
 
 
 # ----------------------------------------------------------------------------- trajectories
 def _fd_check(traj, times, h=1e-6, tol=1e-6):
     for t in times:
-        p, v, a = traj.evaluate(t)
-        pp, vp, _ = traj.evaluate(t + h)
-        pm, vm, _ = traj.evaluate(t - h)
+        p, v, a = evaluate(traj, t)
+        pp, vp, _ = evaluate(traj, t + h)
+        pm, vm, _ = evaluate(traj, t - h)
         assert np.allclose((pp - pm) / (2 * h), v, atol=tol * max(1, np.abs(v).max()))
         assert np.allclose((vp - vm) / (2 * h), a, atol=tol * 10 * max(1, np.abs(a).max()))
 
@@ -57,8 +59,8 @@ def test_rectangle_visits_corners_with_stops():
     corners = [(-0.2, -0.1), (0.2, -0.1), (0.2, 0.1), (-0.2, 0.1), (-0.2, -0.1)]
     for k, (u, v) in enumerate(corners):
         for t in (1.5 * k - 0.0001 * (k > 0) + 0.0001 * (k == 0), 1.5 * k - 0.25 if k else 0.0):
-            p, vel, _ = r.evaluate(max(t, 0.0))
-        p, vel, acc = r.evaluate(1.5 * k - 0.25 if k else 0.0)      # during the stop
+            p, vel, _ = evaluate(r, max(t, 0.0))
+        p, vel, acc = evaluate(r, 1.5 * k - 0.25 if k else 0.0)      # during the stop
         assert np.allclose(p, (0.0, u, v), atol=1e-15) and np.allclose(vel, 0.0) and np.allclose(acc, 0.0)
 
 

@@ -12,7 +12,7 @@ from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
 from fmu_mb.simulator import Simulator
 from fmu_mb.statics import static_equilibrium
-from fmu_mb.trajectories import quintic
+from fmu_mb.kernels.trajectory import quintic
 
 H = 2.5e-4
 

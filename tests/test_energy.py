@@ -15,7 +15,7 @@ import pytest
 import scipy.linalg
 
 from fmu_mb import algorithms as alg
-from fmu_mb.model import Beam, Body, CoulombViscous, Friction, Joint, Journal, LuGre, Mechanism
+from fmu_mb.model import Body, CoulombViscous, Friction, Joint, Journal, LuGre, Mechanism
 from fmu_mb.model import Support, compile_mechanism, make_data
 from fmu_mb.simulator import Simulator
 from tests.test_rfem import flexible_pendulum

@@ -46,7 +46,7 @@ def run(base="rigid", link="rigid", friction="none", h=1e-4, formulation="gpme",
     """Programmed run from the paper's start (statics with E at A, then 1 cm off along x(1,5))."""
     cm = compiled(base=base, link=link, friction=friction, formulation=formulation)
     sim = Simulator(cm, step_size=h)
-    sim.set_state(q=MOD.static_start(cm), qd=np.zeros(cm.nv))
+    sim.set_state(q=scen.static_start(cm), qd=np.zeros(cm.nv))
     rows = cm.constraint("path").rows
     out = {k: [] for k in ("t", "q", "path", "balance", "kinetic", "wc", "E")}
     for i in range(int(round(T / every)) + 1):
@@ -72,11 +72,11 @@ def test_static_start_is_the_equilibrium_with_E_at_A():
     for opts in (dict(), dict(base="flexible", link="flexible")):
         cm = compiled(**opts)
         sim = Simulator(cm, H_FMU)
-        sim.set_state(q=MOD.static_start(cm, offset=0.0), qd=np.zeros(cm.nv))
+        sim.set_state(q=scen.static_start(cm, offset=0.0), qd=np.zeros(cm.nv))
         sim.evaluate()
         assert sim.violation("path") <= 1e-12, opts
         assert np.max(np.abs(sim.qdd)) <= 1e-6, opts          # accelerations of an 11/23-coordinate arm
-        sim.set_state(q=MOD.static_start(cm), qd=np.zeros(cm.nv))
+        sim.set_state(q=scen.static_start(cm), qd=np.zeros(cm.nv))
         sim.evaluate()
         assert abs(sim.violation("path") - MOD.START_OFFSET) <= 1e-12
 
@@ -176,7 +176,7 @@ def test_joint_forces_balance_the_arm():
     friction): their reactions along the slide are zero."""
     cm = compiled()
     sim = Simulator(cm, H_FMU)
-    sim.set_state(q=MOD.static_start(cm, offset=0.0), qd=np.zeros(cm.nv))
+    sim.set_state(q=scen.static_start(cm, offset=0.0), qd=np.zeros(cm.nv))
     sim.evaluate()
     lam = sim.constraint_reaction("path")[0]          # force of the path constraint on link (1,5), world
     m_arm = float(cm.model.body_mass.sum()) - MOD.BASE_MASS

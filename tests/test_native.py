@@ -40,12 +40,13 @@ def native_dir():
 def test_reference_placements_equal_the_kinematics_kernel_at_zero():
     """compile_mechanism anchors supports with reference_placements (numpy, so that compiling
     a mechanism needs no numba); it must give forward_kinematics' placements bit for bit."""
+    from fmu_mb.kernels.handles import data_struct, model_struct
     from fmu_mb.kernels.kinematics import forward_kinematics
     for name in MODELS:
         cm = compile_mechanism(registry.build(name))
         d = make_data(cm.model)
         z = np.zeros(cm.model.nv)
-        forward_kinematics(cm.model.struct, d.struct, z, z)
+        forward_kinematics(model_struct(cm.model), data_struct(d), z, z)
         oR, op = reference_placements(cm.model)
         assert np.array_equal(oR, d.oR) and np.array_equal(op, d.op), name
 

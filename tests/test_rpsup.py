@@ -1,6 +1,6 @@
 """RPSUP closed loop of paper 000 §3.2 (models/rpsup.py).
 
-Runs (2 s each, from the loop-constrained statics of ``rpsup.static_start``):
+Runs (2 s each, from the loop-constrained statics of ``fmu_mb.scenarios.rpsup.static_start``):
 
   S_r_L_r_J_nf    h = 1e-4 s   fully rigid: 0 independent coordinates, purely kinematic
   S_fl_L_r_J_nf   h = 1e-4 s   E starts 1.2 mm off A (base sag), Baumgarte removes it
@@ -31,6 +31,7 @@ import pytest
 
 from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
+from fmu_mb.scenarios import rpsup as scen
 from fmu_mb.simulator import Simulator
 
 MOD = registry.load("rpsup")
@@ -48,7 +49,7 @@ def compiled(**options):
 
 def started(cm, h):
     """A simulator of ``cm`` at its static start."""
-    st = MOD.static_start(cm)
+    st = scen.static_start(cm)
     sim = Simulator(cm, step_size=h)
     sim.set_state(q=st.q, qd=np.zeros(cm.nv))
     return sim
@@ -71,7 +72,7 @@ def run(base, coupler, friction, h, formulation="gpme", T=T_RUN, every=0.01):
                      ("angle", sim.violation_angle("cut_R")),
                      ("path", np.array([sim.data.con_phi[r] for r in ci.rows])), ("balance", e["balance"]),
                      ("kinetic", e["kinetic"]), ("wc", e["work_constraints"]),
-                     ("tip", MOD.coupler_shape(sim)[1][-1])):
+                     ("tip", scen.coupler_shape(sim)[1][-1])):
             out[k].append(v)
         qd_max = np.maximum(qd_max, np.abs(sim.qd))
     res = {k: np.array(v) for k, v in out.items()}
@@ -144,7 +145,7 @@ def test_the_loop_closes_at_the_start():
         assert np.linalg.norm(sim.point("E") - MOD.O_P) <= 1e-14
         if opts["formulation"] == "lagrange" or opts["mode"] == "torque":
             continue
-        st = MOD.static_start(cm)
+        st = scen.static_start(cm)
         sim.set_state(q=st.q, qd=np.zeros(cm.nv))
         sim.evaluate()
         assert st.residual <= 1e-10
@@ -160,7 +161,7 @@ def test_static_start_holds_the_mechanism_at_rest():
     """Torque mode, everything flexible: the holding forces of the statics applied as drives
     (R11, P12; the passive slider P21 gets 0) keep the mechanism at rest: q̈ ≈ 0."""
     cm = compiled(base="flexible", coupler="flexible", mode="torque")
-    st = MOD.static_start(cm)
+    st = scen.static_start(cm)
     free = [k for k in range(cm.nv) if k not in (cm.dof("R11.q"), cm.dof("P12.q"))]
     assert np.max(np.abs(st.holding[free])) <= 1e-9
     sim = Simulator(cm, H_FMU)
@@ -180,7 +181,7 @@ def test_fmu_start_from_statics_keeps_the_loop_closed():
         sim = Simulator(cm, H_FMU)
         sim.initialize(static=MOD.FMU["static_start"])
         sim.evaluate()
-        assert np.max(np.abs(sim.q - MOD.static_start(cm).q)) <= 1e-12, opts
+        assert np.max(np.abs(sim.q - scen.static_start(cm).q)) <= 1e-12, opts
         assert sim.violation("cut_R") <= 1e-11 and sim.violation_angle("cut_R") <= 1e-11, opts
         assert np.max(np.abs(sim.qd)) == 0.0
 
@@ -244,7 +245,7 @@ def test_coupler_deflection_is_calibrated_and_reported():
     for n in (4, 16):
         cm = compiled(coupler="flexible", n_div=n)
         sim = started(cm, 1e-4)
-        x, u = MOD.coupler_shape(sim)
+        x, u = scen.coupler_shape(sim)
         tips[n] = np.linalg.norm(u[-1])
         # independent: the U centre (on the cross) in the rfe-0 frame
         info = cm.beams[0]

@@ -20,7 +20,7 @@ import uuid
 from lxml import etree
 
 from .interface import Interface
-from .units import UNITS
+from ..units import UNITS
 
 LOG_CATEGORIES = {
     "logStatusWarning": "Log messages with fmi2Warning status.",

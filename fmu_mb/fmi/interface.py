@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 
 from ..model import options as opt
 from ..model.compile import CompiledMechanism
-from ..model.compiled import REVOLUTE
-from .units import DISPLAY, coordinate_units, force_unit
+from ..codes import RowKind
+from ..outputs import BY_KEY, coordinate_kind, coordinate_label, expand, index_suffix
+from ..units import DISPLAY, coordinate_units, force_unit
 
-GREEK = {"psi": "ψ", "theta": "θ", "phi": "φ"}
 #: range of every start coordinate (m or rad) and of the coordinates of a restored FMU state:
 #: beyond it an angle's double-precision resolution is coarser than 1e-10 rad
 COORDINATE_LIMIT = 1e6
@@ -106,26 +106,13 @@ class Interface:
         return h.hexdigest()
 
 
-def _coord_kind(cm: CompiledMechanism, dof: int) -> str:
-    return "rad" if cm.model.body_jtype[cm.model.dof_body[dof]] == REVOLUTE else "m"
-
-
-def _suffix(n: int, k: int) -> str:
-    return "" if n == 1 else f"[{k + 1}]"
-
-
-def _coord_label(j, k) -> str:
-    c = j.coordinate_names[k].split(".")[-1]
-    return GREEK.get(c, c)
-
-
 @dataclass
 class ConstraintSpec:
     """What the interface needs of one constraint (from the model file's descriptions)."""
     name: str
     type: str
     group: str
-    kinds: tuple          # row kinds (fmu_mb.model.constraints POS, ORI, COORD, VEL, ELLIPSE)
+    kinds: tuple          # row kinds (codes.RowKind)
     units: tuple          # for coordinate rows: unit of each row's generalized force
     violation_unit: str
 
@@ -164,9 +151,10 @@ def check_variants(module, itf: Interface) -> list:
     joints = {}
     for v in itf.vars:
         kind, *a = v.source
-        if kind in ("q_start", "qd_start", "tau_drive", "q", "qd", "tau_required"):     # (joint, coordinate)
+        subject = BY_KEY[kind].subject if v.causality == "output" else None
+        if kind in ("q_start", "qd_start", "tau_drive") or subject == "coordinate":     # (joint, coordinate)
             joints[a[0]] = max(joints.get(a[0], 0), a[1] + 1)
-        elif kind in ("F", "M", "F_normal", "friction_load", "tau_friction", "unique_joint"):
+        elif subject in ("joint", "joint_axis"):
             joints.setdefault(a[0], 1)
     points = {v.source[1] for v in itf.vars if v.source[0] == "point"}
     forces = {v.source[1] for v in itf.vars if v.source[0] == "body_force"}
@@ -188,8 +176,8 @@ def check_variants(module, itf: Interface) -> list:
         problems += [f"options ({label}): point '{p}' does not exist" for p in sorted(points - set(cm.points))]
         fnames = {f.name for f in cm.mechanism.forces}
         problems += [f"options ({label}): force '{f}' does not exist" for f in sorted(forces - fnames)]
-        if supports and max(supports) >= cm.model.sup_body.shape[0]:
-            problems.append(f"options ({label}): {cm.model.sup_body.shape[0]} supports, the interface has "
+        if supports and max(supports) >= len(cm.mechanism.supports):
+            problems.append(f"options ({label}): {len(cm.mechanism.supports)} supports, the interface has "
                             f"{max(supports) + 1}")
     return problems
 
@@ -197,7 +185,6 @@ def check_variants(module, itf: Interface) -> list:
 def constraint_union(module) -> tuple[list, list]:
     """(ConstraintSpec list, trajectory-parameter list [(trajectory, parameter, value, Param)]) over
     :func:`option_variants`, in order of first appearance."""
-    from ..model.constraints import COORD
     specs, params, seen, seen_p = [], [], set(), set()
     for variant in option_variants(module):
         mech = module.build(**variant)
@@ -216,7 +203,7 @@ def constraint_union(module) -> tuple[list, list]:
             seen.add(c.name)
             units = []
             for r in rows:
-                if r.kind == COORD:
+                if r.kind == RowKind.COORD:
                     j = joints[r.dof[0]]
                     cname = j.coordinate_names[r.dof[1]]
                     rot = j.kind in ("revolute", "universal", "spherical") or cname in ("psi", "theta", "phi")
@@ -224,7 +211,7 @@ def constraint_union(module) -> tuple[list, list]:
                 else:
                     units.append("")
             vu = c.unit
-            if rows and all(r.kind == COORD for r in rows):
+            if rows and all(r.kind == RowKind.COORD for r in rows):
                 vu = "rad" if units[0] == "N.m" else "m"
             specs.append(ConstraintSpec(c.name, type(c).__name__, c.group, tuple(r.kind for r in rows), tuple(units), vu))
     return specs, params
@@ -233,7 +220,6 @@ def constraint_union(module) -> tuple[list, list]:
 def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: float = 1e-3,
                     static_start: bool = False) -> Interface:
     """The interface of ``models/<model_name>.py`` (its module and its default compilation)."""
-    from ..model.constraints import COORD, ORI
     itf = Interface(model_name)
     options = getattr(module, "OPTIONS", {})
     cspecs, tparams = constraint_union(module)
@@ -311,12 +297,12 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     for j in cm.joints:
         for k in range(j.ndof):
             d = j.dofadr + k
-            pu, vu, _ = coordinate_units(_coord_kind(cm, d))
-            lab = _coord_label(j, k)
-            itf.add(Var(f"{j.name}.q_start{_suffix(j.ndof, k)}", "Real", "parameter", "fixed",
+            pu, vu, _ = coordinate_units(coordinate_kind(cm, d))
+            lab = coordinate_label(j, k)
+            itf.add(Var(f"{j.name}.q_start{index_suffix(j.ndof, k)}", "Real", "parameter", "fixed",
                         f"initial {lab} of joint {j.name}", ("q_start", j.name, k), start=float(cm.q0[d]), unit=pu,
                         min=-COORDINATE_LIMIT, max=COORDINATE_LIMIT))
-            itf.add(Var(f"{j.name}.qd_start{_suffix(j.ndof, k)}", "Real", "parameter", "fixed",
+            itf.add(Var(f"{j.name}.qd_start{index_suffix(j.ndof, k)}", "Real", "parameter", "fixed",
                         f"initial rate of {lab} of joint {j.name}", ("qd_start", j.name, k), start=float(cm.qd0[d]),
                         unit=vu, min=-RATE_LIMIT, max=RATE_LIMIT))
     # ------------------------------------------------------------------ inputs
@@ -325,10 +311,10 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
             continue
         for k in range(j.ndof):
             d = j.dofadr + k
-            itf.add(Var(f"{j.name}.tau_drive{_suffix(j.ndof, k)}", "Real", "input", "continuous",
-                        f"driving {'torque' if _coord_kind(cm, d) == 'rad' else 'force'} on {_coord_label(j, k)} of "
+            itf.add(Var(f"{j.name}.tau_drive{index_suffix(j.ndof, k)}", "Real", "input", "continuous",
+                        f"driving {'torque' if coordinate_kind(cm, d) == 'rad' else 'force'} on {coordinate_label(j, k)} of "
                         f"joint {j.name} (held constant over each communication step)",
-                        ("tau_drive", j.name, k), start=0.0, unit=force_unit(_coord_kind(cm, d))))
+                        ("tau_drive", j.name, k), start=0.0, unit=force_unit(coordinate_kind(cm, d))))
     for k, f in enumerate(cm.mechanism.forces):
         itf.add(Var(f"{f.name}.force", "Real", "input", "continuous",
                     f"magnitude of the force {f.name} fixed in link {f.link} (direction {tuple(f.direction)}, "
@@ -338,115 +324,7 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
         itf.add(Var(f"{tname}.{pname}", "Real", "input", "continuous",
                     f"programmed trajectory '{tname}': {par.description} (takes effect at the next step)",
                     ("traj", tname, pname), start=float(val), unit=par.unit or None, min=par.min, max=par.max))
-    # ------------------------------------------------------------------ outputs
-    for j in cm.joints:
-        for k in range(j.ndof):
-            d = j.dofadr + k
-            pu, vu, _ = coordinate_units(_coord_kind(cm, d))
-            lab = _coord_label(j, k)
-            itf.add(Var(f"{j.name}.q{_suffix(j.ndof, k)}", "Real", "output", "continuous",
-                        f"{lab} of joint {j.name}", ("q", j.name, k), unit=pu))
-            itf.add(Var(f"{j.name}.qd{_suffix(j.ndof, k)}", "Real", "output", "continuous",
-                        f"rate of {lab} of joint {j.name}", ("qd", j.name, k), unit=vu))
-    if has_prog:
-        for j in cm.joints:
-            for k in range(j.ndof):
-                d = j.dofadr + k
-                kind = _coord_kind(cm, d)
-                itf.add(Var(f"{j.name}.tau_required{_suffix(j.ndof, k)}", "Real", "output", "continuous",
-                            f"generalized {'torque' if kind == 'rad' else 'force'} on {_coord_label(j, k)} of joint "
-                            f"{j.name} that realises the programmed constraints (Φ_p,qᵀλ_p; feedforward for a "
-                            "controller)", ("tau_required", j.name, k), unit=force_unit(kind)))
-    for j in cm.joints:
-        if j.kind in ("free", "planar"):        # coordinates of a floating link, not a physical joint
-            continue
-        for k in range(3):
-            itf.add(Var(f"{j.name}.F[{k + 1}]", "Real", "output", "continuous",
-                        f"reaction force of joint {j.name} on its child, joint-frame {'xyz'[k]}", ("F", j.name, k),
-                        unit="N"))
-        for k in range(3):
-            itf.add(Var(f"{j.name}.M[{k + 1}]", "Real", "output", "continuous",
-                        f"reaction moment of joint {j.name} on its child about the joint origin, joint-frame "
-                        f"{'xyz'[k]}", ("M", j.name, k), unit="N.m"))
-    for j in cm.joints:
-        if j.kind not in ("revolute", "prismatic"):
-            continue
-        kind = _coord_kind(cm, j.dofadr)
-        itf.add(Var(f"{j.name}.F_normal", "Real", "output", "continuous",
-                    f"normal (radial) reaction force of joint {j.name}: the reaction component perpendicular to "
-                    "its axis (paper 000 eq. 21)", ("F_normal", j.name), unit="N"))
-        itf.add(Var(f"{j.name}.friction_load", "Real", "output", "continuous",
-                    f"equivalent normal load L of joint {j.name} that its friction coefficient multiplies "
-                    "(journal: f_n·d/2; pin bearing: paper 002 eq. 47); 0 without friction",
-                    ("friction_load", j.name), unit=force_unit(kind)))
-        itf.add(Var(f"{j.name}.tau_friction", "Real", "output", "continuous",
-                    f"friction {'torque' if kind == 'rad' else 'force'} of joint {j.name}, opposing its motion "
-                    "(applied as −tau_friction)", ("tau_friction", j.name), unit=force_unit(kind)))
-    if has_con:
-        for j in cm.joints:
-            itf.add(Var(f"{j.name}.unique", "Boolean", "output", "discrete",
-                        f"true if the reaction of joint {j.name} is uniquely determined by the rigid model "
-                        "(paper 004 eqs. 21-27; false with redundant constraints that share its load)",
-                        ("unique_joint", j.name)))
-        for c in cspecs:
-            if all(k == COORD for k in c.kinds):
-                for r, u in enumerate(c.units):
-                    itf.add(Var(f"{c.name}.force{_suffix(len(c.kinds), r)}", "Real", "output", "continuous",
-                                f"generalized force of constraint {c.name} (row {r + 1}: its Lagrange multiplier)",
-                                ("con_lambda", c.name, r), unit=u))
-            else:
-                frame = "joint frame on its first link" if c.type == "CutJoint" else "world axes"
-                for k in range(3):
-                    itf.add(Var(f"{c.name}.F[{k + 1}]", "Real", "output", "continuous",
-                                f"force of constraint {c.name} on its (first) link, {frame} {'xyz'[k]}",
-                                ("con_force", c.name, k), unit="N"))
-                for k in range(3):
-                    itf.add(Var(f"{c.name}.M[{k + 1}]", "Real", "output", "continuous",
-                                f"moment of constraint {c.name} on its (first) link about its point, {frame} "
-                                f"{'xyz'[k]}", ("con_moment", c.name, k), unit="N.m"))
-            itf.add(Var(f"{c.name}.violation", "Real", "output", "continuous",
-                        f"violation of constraint {c.name}: norm of its position-level rows"
-                        f"{' (first-order rows: velocity residual)' if c.violation_unit == 'm/s' else ''}",
-                        ("con_violation", c.name), unit=c.violation_unit))
-            if ORI in c.kinds:
-                itf.add(Var(f"{c.name}.violation_angle", "Real", "output", "continuous",
-                            f"orientation violation of cut joint {c.name}", ("con_violation_angle", c.name),
-                            unit="rad"))
-            itf.add(Var(f"{c.name}.unique", "Boolean", "output", "discrete",
-                        f"true if the reaction of constraint {c.name} is uniquely determined (paper 004)",
-                        ("unique_con", c.name)))
-        itf.add(Var("constraint.rank", "Integer", "output", "discrete",
-                    "rank of the constraint matrix C = [Φ_q; Ψ] (paper 004 eq. 33)", ("constraint", "rank")))
-        itf.add(Var("constraint.redundancy", "Integer", "output", "discrete",
-                    "number of redundant constraint rows p = rows − rank (paper 004 eq. 7)",
-                    ("constraint", "redundancy")))
-    for s in range(cm.model.sup_body.shape[0]):
-        for k in range(3):
-            itf.add(Var(f"support[{s + 1}].F[{k + 1}]", "Real", "output", "continuous",
-                        f"force of support {s + 1} on the base, world {'xyz'[k]}", ("support", s, k), unit="N"))
-    for name in cm.points:
-        for k in range(3):
-            itf.add(Var(f"{name}.r[{k + 1}]", "Real", "output", "continuous",
-                        f"position of point {name}, world {'xyz'[k]}", ("point", name, k), unit="m"))
-    for beam in (ln for ln in cm.mechanism.links if type(ln).__name__ == "Beam"):
-        for k in range(3):
-            itf.add(Var(f"{beam.name}.deflection[{k + 1}]", "Real", "output", "continuous",
-                        f"tip deflection of link {beam.name} from its undeformed shape, link-root frame "
-                        f"{'xyz'[k]} (0 when rigid)", ("deflection", beam.name, k), unit="m"))
-    for key, what in (("kinetic", "kinetic energy"), ("potential", "potential energy (gravity and springs)"),
-                      ("dissipated", "energy dissipated by dampers and friction since the start"),
-                      ("work_in", "work done by the driving inputs since the start")):
-        itf.add(Var(f"energy.{key}", "Real", "output", "continuous", what, ("energy", key), unit="J"))
-    itf.add(Var("solver.friction_iterations", "Integer", "output", "discrete",
-                "Newton iterations of the last friction/reaction loop solve", ("solver", "friction_iterations")))
-    itf.add(Var("solver.friction_failures", "Integer", "output", "discrete",
-                "friction/reaction loop solves that did not converge since initialization (self-locking joints)",
-                ("solver", "friction_failures")))
-    if has_con:
-        itf.add(Var("energy.work_constraints", "Real", "output", "continuous",
-                    "work done by the constraint forces since the start (programmed motion, Baumgarte terms)",
-                    ("energy", "work_constraints"), unit="J"))
-        itf.add(Var("solver.repartitions", "Integer", "output", "discrete",
-                    "coordinate partitions chosen since initialization (paper 000 eq. 25; the first included)",
-                    ("solver", "repartitions")))
+    # ------------------------------------------------------------------ outputs (fmu_mb.outputs)
+    for o in expand(cm, cspecs, has_prog):
+        itf.add(Var(o.name, o.type, "output", o.variability, o.description, o.source, unit=o.unit))
     return itf

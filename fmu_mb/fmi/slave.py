@@ -31,9 +31,9 @@ import numpy as np
 
 from .. import registry
 from ..backend import backend_override, process_kernel_set
-from ..kernels import codes as K
 from ..model import options as opt
 from ..model.compile import compile_mechanism
+from ..outputs import spec_table
 from ..simulator import SimulationError, Simulator
 from ..stability import rk4_step_limit
 from .interface import COORDINATE_LIMIT, RATE_LIMIT, build_interface
@@ -165,8 +165,8 @@ class MechanismSlave(TableSlave):
         except RuntimeError as exc:
             self._error(f"initialization (init.static / init.assemble): {exc}")
             return False
-        sim.tau_drive[self._input_dofs] = self._values[self._drive_vr]   # initial outputs see the inputs set so far
-        sim.body_force[self._force_idx] = self._values[self._force_vr]
+        sim.hold_inputs(self._input_dofs, self._values[self._drive_vr],    # initial outputs see the inputs set
+                        self._force_idx, self._values[self._force_vr])
         limit = rk4_step_limit(sim)
         if sim.h > limit.h_max * (1.0 + 1e-9):
             lam = limit.eigenvalue
@@ -204,73 +204,13 @@ class MechanismSlave(TableSlave):
         return True
 
     def _prepare_outputs(self) -> None:
-        """The output spec table of kernels.outputs.gather_outputs_* (one row per output)."""
-        sim, vars_ = self._sim, self._itf.vars
-        cobj = {c.name: i for i, c in enumerate(sim.cm.constraints)}
-        beams = {b.name: b for b in sim.cm.beams}
-        codes = {"q": K.Q, "qd": K.QD, "F": K.F, "M": K.M, "F_normal": K.FN, "friction_load": K.FL,
-                 "tau_friction": K.TF, "support": K.SUP, "point": K.PT, "deflection": K.DEF}
-        energy = {"kinetic": K.EK, "potential": K.EP, "dissipated": K.ED, "work_in": K.EW,
-                  "work_constraints": K.EC}
-        joints = {j.name: j for j in sim.cm.joints}
-        rows = []
-        for i in self._itf.of("output"):
-            kind, *args = vars_[i].source
-            f = (0.0, 0.0, 0.0)
-            if kind in ("q", "qd"):
-                code, a, b = codes[kind], joints[args[0]].dofadr + args[1], 0
-            elif kind in ("friction_load", "tau_friction"):
-                code, a, b = codes[kind], joints[args[0]].dofadr, 0
-            elif kind == "F_normal":
-                code, a, b = K.FN, joints[args[0]].body, 0
-            elif kind in ("F", "M"):
-                code, a, b = codes[kind], joints[args[0]].body, args[1]
-            elif kind == "support":
-                code, a, b = K.SUP, args[0], args[1]
-            elif kind == "point":
-                body, pos = sim.cm.points[args[0]]
-                code, a, b, f = K.PT, body, args[1], tuple(pos)
-            elif kind == "deflection":
-                info = beams.get(args[0])
-                if info is None:                                  # the link is rigid with these options
-                    code, a, b = K.DEF, -1, args[1]
-                else:
-                    code, a, b = K.DEF, info.rfe_bodies[0], args[1]
-                    f = (info.rfe_bodies[-1], info.length - info.rfe_start[-1], info.length)
-            elif kind == "energy":
-                code, a, b = energy[args[0]], 0, 0
-            elif kind == "tau_required":
-                code, a, b = K.TRQ, joints[args[0]].dofadr + args[1], 0
-            elif kind == "con_lambda":
-                ci = cobj.get(args[0])
-                code, a, b = K.LAM, (sim.cm.constraints[ci].rows[args[1]] if ci is not None else -1), 0
-            elif kind in ("con_force", "con_moment"):
-                code, a, b = (K.CF if kind == "con_force" else K.CMO), cobj.get(args[0], -1), args[1]
-            elif kind in ("con_violation", "con_violation_angle"):
-                code, a, b = (K.CV if kind == "con_violation" else K.CVA), cobj.get(args[0], -1), 0
-            elif kind == "unique_joint":
-                code, a, b = K.UQJ, joints[args[0]].body, 0
-            elif kind == "unique_con":
-                code, a, b = K.UQC, cobj.get(args[0], -1), 0
-            elif kind == "constraint":
-                code, a, b = (K.RANK if args[0] == "rank" else K.RED), 0, 0
-            elif kind == "solver" and args[0] == "repartitions":
-                code, a, b = K.REP, 0, 0
-            elif kind == "solver" and args[0] == "friction_iterations":
-                code, a, b = K.IT, 0, 0
-            elif kind == "solver" and args[0] == "friction_failures":
-                code, a, b = K.FF, 0, 0
-            else:
-                raise ValueError(f"output '{vars_[i].name}': unknown source {vars_[i].source!r}")
-            rows.append((i, code, a, b, f))
-        self._spec_vr = np.array([r[0] for r in rows], dtype=np.int64)
-        self._spec_kind = np.array([r[1] for r in rows], dtype=np.int64)
-        self._spec_a = np.array([r[2] for r in rows], dtype=np.int64)
-        self._spec_b = np.array([r[3] for r in rows], dtype=np.int64)
-        self._spec_f = np.array([r[4] for r in rows], dtype=float).reshape(-1, 3)
-        self._ff_rows = np.flatnonzero(self._spec_kind == K.FF)
-        self._spec_b[self._ff_rows] = sim.friction_failures
-        self._xdot = np.zeros(sim.model.nx)
+        """The output spec table of kernels.outputs.gather_outputs_* (one row per output), from the
+        output catalogue (fmu_mb.outputs.spec_row) in the mechanism the parameters built."""
+        outputs = self._itf.of("output")
+        self._spec_vr = np.array(outputs, dtype=np.int64)
+        self._spec_kind, self._spec_a, self._spec_b, self._spec_f = spec_table(
+            self._sim.cm, [self._itf.vars[i].source for i in outputs])
+        self._xdot = np.zeros(self._sim.model.nx)
 
     # ------------------------------------------------------------------ runtime
     def _advance(self, t, h) -> bool:
@@ -280,15 +220,12 @@ class MechanismSlave(TableSlave):
             self._error(f"fmi2DoStep: a step of {h:g} s needs {nsteps} internal steps of {sim.h:g} s, more than "
                         f"solver.max_steps_per_call = {self._max_steps}")
             return False
-        sim.t = t
         if not self._apply_trajectories(sim, f"fmi2DoStep at t = {t:g} s"):
             return False
-        sim.tau_drive[:] = 0.0
-        sim.tau_drive[self._input_dofs] = self._values[self._drive_vr]
-        sim.body_force[self._force_idx] = self._values[self._force_vr]
+        sim.hold_inputs(self._input_dofs, self._values[self._drive_vr], self._force_idx, self._values[self._force_vr])
         fails = sim.friction_failures
         try:
-            sim.step(h)
+            sim.step(h, t)
         except SimulationError as exc:
             cause = self._violation_at_start(t)
             hint = (f"the likely cause: {cause}" if cause else
@@ -296,7 +233,6 @@ class MechanismSlave(TableSlave):
                     "links and stiff supports need small steps; a smaller step or other inputs may pass")
             self._error(f"fmi2DoStep at t = {t:g} s: {exc}; outputs and state of t = {t:g} s are kept ({hint})")
             return False
-        sim.t = t + h
         if sim.friction_failures > fails:
             self._warn(f"fmi2DoStep at t = {t:g} s: the friction/reaction loop did not converge in "
                        f"{sim.friction_failures - fails} evaluation(s) (a self-locking joint?); the least-residual "
@@ -307,7 +243,6 @@ class MechanismSlave(TableSlave):
         """Evaluate the pipeline at the current state and copy every output into self._values
         (one kernel call, kernels.outputs.gather_outputs_*)."""
         sim = self._sim
-        sim.t = self._t                       # the FMU's time is authoritative (e.g. after fmi2SetFMUstate)
         sim.gather(self._xdot, self._spec_vr, self._spec_kind, self._spec_a, self._spec_b, self._spec_f,
                    self._values)
 
@@ -364,34 +299,15 @@ class MechanismSlave(TableSlave):
         return None
 
     def _state(self):
-        """(x followed by the solver state — coordinate partition, relative-constraint offsets —
-        and the partition count, friction-failure counter)."""
-        sim = self._sim
-        fails = sim.friction_failures - (self._spec_b[self._ff_rows[0]] if self._ff_rows.size else 0)
-        return np.concatenate([sim.x, sim.solver_state(), [sim.data.cp_count[0]]]), int(fails)
+        """The Simulator's state record (x, coordinate partition, relative-constraint offsets,
+        partition count) and its friction-failure count."""
+        return self._sim.state_record()
 
     def _restore(self, x, counter) -> None:
-        """Checks everything before it writes anything: sizes, finite values, coordinates and rates
-        within the start values' ranges, a valid coordinate partition; ValueError says why."""
-        sim = self._sim
-        nx, nv = sim.x.size, sim.nv
-        n = nx + sim.solver_state().size + 1
-        if x.size != n:
-            raise ValueError(f"it holds {x.size} state values, the model has {n}")
-        bad = ~np.isfinite(x)
-        if bad.any():
-            raise ValueError(f"state value {int(np.argmax(bad))} is {float(x[bad][0])!r}")
-        for part, lim, what in ((x[:nv], COORDINATE_LIMIT, "coordinate"), (x[nv:2 * nv], RATE_LIMIT, "rate of")):
-            k = int(np.argmax(np.abs(part)))
-            if abs(part[k]) > lim:
-                raise ValueError(f"{what} {sim.cm.dof_names[k]} = {float(part[k])!r} lies outside ±{lim:g}")
-        if not (x[-1] >= 0 and float(x[-1]).is_integer()):
-            raise ValueError(f"the partition count {x[-1]!r} is not a count")
-        sim.set_solver_state(x[nx:n - 1])            # checks everything before it writes
-        sim.x[:] = x[:nx]
-        sim.data.cp_count[0] = int(x[-1])
-        sim.t = self._t
-        self._spec_b[self._ff_rows] = sim.friction_failures - counter
+        """Simulator.restore_record (checks everything before it writes anything: sizes, finite values,
+        coordinates and rates within the start values' ranges, a valid partition); then the trajectory
+        inputs of the restored values."""
+        self._sim.restore_record(x, counter, self._t, COORDINATE_LIMIT, RATE_LIMIT)
         self._traj_applied = {}
-        if not self._apply_trajectories(sim, "fmi2SetFMUstate", force=True):
+        if not self._apply_trajectories(self._sim, "fmi2SetFMUstate", force=True):
             raise ValueError("its trajectory inputs are invalid")

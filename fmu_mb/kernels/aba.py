@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model.compiled import REVOLUTE
+from ..codes import JointType
 from .rnea import body_acceleration
 from .spatial import add_inertia_to_parent, force_to_parent, spatial_inertia, velocity_product
 
@@ -32,7 +32,7 @@ def aba_inertias(m, d):
     for i in range(nb - 1, -1, -1):
         jt = jtype[i]
         if jt != 0:
-            off = 0 if jt == REVOLUTE else 3
+            off = 0 if jt == JointType.REVOLUTE else 3
             for r in range(6):
                 U[i, r] = IA[i, r, off] * ax[i, 0] + IA[i, r, off + 1] * ax[i, 1] + IA[i, r, off + 2] * ax[i, 2]
             Di = U[i, off] * ax[i, 0] + U[i, off + 1] * ax[i, 1] + U[i, off + 2] * ax[i, 2]
@@ -78,7 +78,7 @@ def aba_accelerations(m, d, tau, with_external):
             pa[r] = pA[i, r] + (Ia[i, r, 0] * cw[i, 0] + Ia[i, r, 1] * cw[i, 1] + Ia[i, r, 2] * cw[i, 2]
                                 + Ia[i, r, 3] * cl[i, 0] + Ia[i, r, 4] * cl[i, 1] + Ia[i, r, 5] * cl[i, 2])
         if jt != 0:
-            off = 0 if jt == REVOLUTE else 3
+            off = 0 if jt == JointType.REVOLUTE else 3
             ui = tau[dof[i]] - (ax[i, 0] * pA[i, off] + ax[i, 1] * pA[i, off + 1] + ax[i, 2] * pA[i, off + 2])
             u[i] = ui
             s = ui / D[i]
@@ -101,7 +101,7 @@ def aba_accelerations(m, d, tau, with_external):
                   + U[i, 3] * al[i, 0] + U[i, 4] * al[i, 1] + U[i, 5] * al[i, 2])
             s = (u[i] - ua) / D[i]
             qdd[dof[i]] = s
-            if jt == REVOLUTE:
+            if jt == JointType.REVOLUTE:
                 for r in range(3):
                     aw[i, r] += ax[i, r] * s
             else:

@@ -49,7 +49,7 @@ import math
 
 from numba import njit
 
-from ..model.constraints import VEL
+from ..codes import Formulation, RowKind, SolverOption, SolverStat
 from .constraints import constraint_terms, constraint_wrenches
 from .crba import crba
 from .dynamics import _newton, write_state_derivative
@@ -58,9 +58,6 @@ from .friction import friction_laws
 from .kinematics import forward_kinematics
 from .linalg import chol_solve, cholesky, lu_factor, lu_solve, lu_solve_transposed, pivoted_cholesky
 from .rnea import rnea, rnea_constrained
-
-GPME, LAGRANGE = 0, 1
-
 
 # ----------------------------------------------------------------------------- partitioning
 @njit(cache=True, error_model="numpy")
@@ -119,7 +116,7 @@ def _load_scaled(m, d, rows):
 @njit(cache=True, error_model="numpy")
 def partition(m, d):
     """Choose independent rows and dependent coordinates at the current C (d.cp_*)."""
-    nv, tol, dep = m.nv, m.con_opt[5], m.dep_user
+    nv, tol, dep = m.nv, d.solver_opt[SolverOption.RANK_TOL], m.dep_user
     rows, cols = d.cp_rows, d.cp_cols
     na = _load_scaled(m, d, rows)
     for j in range(nv):
@@ -128,11 +125,11 @@ def partition(m, d):
     nd = dep.shape[0]
     if nd > 0:
         # try the user's dependent coordinates (paper 001 eq. 11): keep them if they reach rank r
-        # d.cpiv (nc,) and d.kpiv (nv,) serve as scratch row/column orders here
+        # d.cpiv (nc,) and d.gpme_piv (nv,) serve as scratch row/column orders here
         na = _load_scaled(m, d, d.cpiv)
         used = 0
         for j in range(nd):
-            d.kpiv[j] = dep[j]
+            d.gpme_piv[j] = dep[j]
             used += 1
         for j in range(nv):
             isdep = False
@@ -140,19 +137,19 @@ def partition(m, d):
                 if dep[k] == j:
                     isdep = True
             if not isdep:
-                d.kpiv[used] = j
+                d.gpme_piv[used] = j
                 used += 1
-        r2 = _eliminate(d.cs1, d.cpiv, d.kpiv, na, nd, nv, tol)
+        r2 = _eliminate(d.cs1, d.cpiv, d.gpme_piv, na, nd, nv, tol)
         if r2 == r:
             for k in range(rows.shape[0]):
                 rows[k] = d.cpiv[k]
             for j in range(nv):
-                cols[j] = d.kpiv[j]
+                cols[j] = d.gpme_piv[j]
     d.cp_rank[0] = r
     d.cp_valid[0] = 1
     d.cp_count[0] += 1
-    d.con_stats[0] = r
-    d.con_stats[1] = m.nc - r
+    d.con_stats[SolverStat.RANK] = r
+    d.con_stats[SolverStat.REDUNDANCY] = m.nc - r
 
 
 # ----------------------------------------------------------------------------- factorization
@@ -162,14 +159,14 @@ def factor(m, d):
     partition). Returns the dependent block's pivot ratio (0: singular)."""
     nc, nv = m.nc, m.nv
     C, M, rows, cols, r = d.con_C, d.M, d.cp_rows, d.cp_cols, d.cp_rank[0]
-    Cd, cpiv, L, Z, A, K, kpiv, Dm, x, N = d.Cd, d.cpiv, d.L, d.Z, d.A, d.K, d.kpiv, d.Dm, d.l1, d.cp_null
+    Cd, cpiv, L, Z, A, K, kpiv, Dm, x, N = d.Cd, d.cpiv, d.L, d.Z, d.A, d.gpme_lu, d.gpme_piv, d.Dm, d.l1, d.cp_null
     for i in range(r):
         for j in range(r):
             Cd[i, j] = C[rows[i], cols[j]]
     ratio = lu_factor(Cd, r, cpiv)
     if ratio == 0.0:
         return 0.0
-    if m.con_opt[0] == LAGRANGE:
+    if int(d.solver_opt[SolverOption.FORMULATION]) == Formulation.LAGRANGE:
         for i in range(nv):
             for j in range(nv):
                 L[i, j] = M[i, j]
@@ -245,8 +242,8 @@ def solve(m, d, f, with_gamma, qdd, lam):
     solves the homogeneous constraint rows (increments)."""
     nc, nv = m.nc, m.nv
     C, M, rows, cols, r, gam = d.con_C, d.M, d.cp_rows, d.cp_cols, d.cp_rank[0], d.con_gam
-    L, Z, A, K, kpiv, Dm, Cd, cpiv, x, y, N = d.L, d.Z, d.A, d.K, d.kpiv, d.Dm, d.Cd, d.cpiv, d.v1, d.l1, d.cp_null
-    if m.con_opt[0] == LAGRANGE:
+    L, Z, A, K, kpiv, Dm, Cd, cpiv, x, y, N = d.L, d.Z, d.A, d.gpme_lu, d.gpme_piv, d.Dm, d.Cd, d.cpiv, d.v1, d.l1, d.cp_null
+    if int(d.solver_opt[SolverOption.FORMULATION]) == Formulation.LAGRANGE:
         for k in range(nv):
             x[k] = f[k]
         chol_solve(L, nv, x)
@@ -285,7 +282,7 @@ def solve(m, d, f, with_gamma, qdd, lam):
     for i in range(r):
         lam[rows[i]] = y[i]
     p = nc - r
-    if p > 0 and m.con_opt[7] == 0.0:           # canonical minimum-norm multipliers
+    if p > 0 and d.solver_opt[SolverOption.ELIMINATED] == 0.0:           # canonical minimum-norm multipliers
         for t in range(p):
             dot = 0.0
             for i in range(nc):
@@ -306,15 +303,15 @@ def prepare(m, d, q, v, t):
     if fresh:
         partition(m, d)
     ratio = factor(m, d)
-    if not fresh and ratio < m.con_opt[6] * d.con_stats[4]:
+    if not fresh and ratio < d.solver_opt[SolverOption.REPARTITION_RATIO] * d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]:
         # the dependent block became ill-conditioned (relative to its state when chosen, e.g.
         # near a singular position): choose again at this configuration
         partition(m, d)
         fresh = True
         ratio = factor(m, d)
     if fresh:
-        d.con_stats[4] = ratio
-    d.con_stats[5] = ratio
+        d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] = ratio
+    d.con_stats[SolverStat.PIVOT_RATIO] = ratio
     return ratio > 0.0
 
 
@@ -404,7 +401,7 @@ def project(m, d, x, t, groups):
     Δq = −M⁻¹C_Hᵀ(C_H M⁻¹ C_Hᵀ)⁺Φ_H (Newton, to ``projection_tol``), then
     Δq̇ = −M⁻¹Cᵀ(C M⁻¹ Cᵀ)⁺Φ̇. Redundant rows are skipped by a pivoted Cholesky factor.
     Returns the Newton iterations (−1 if they did not converge)."""
-    nv, nc, kind, tol, group = m.nv, m.nc, m.con_kind, m.con_opt[4], m.con_group
+    nv, nc, kind, tol, group = m.nv, m.nc, m.con_kind, d.solver_opt[SolverOption.PROJECTION_TOL], m.con_group
     phi, phid, C, M, L, Z, A, perm, y, dx = d.con_phi, d.con_phid, d.con_C, d.M, d.L, d.Z, d.A, d.cpiv, d.l1, \
         d.v1
     q = x[0:nv]
@@ -417,7 +414,7 @@ def project(m, d, x, t, groups):
             constraint_terms(m, d, q, v, t)
             err = 0.0
             for k in range(nc):
-                if sweep == 0 and kind[k] != VEL and groups[group[k]] != 0:
+                if sweep == 0 and kind[k] != RowKind.VEL and groups[group[k]] != 0:
                     err = max(err, abs(phi[k]))
             if sweep == 0 and (err <= tol or it >= 25):
                 break
@@ -426,7 +423,7 @@ def project(m, d, x, t, groups):
                     L[i, j] = M[i, j]
             cholesky(L, nv)
             for k in range(nc):                 # Z = M⁻¹ Cᵀ (rows not used: zero columns)
-                use = (sweep == 1 or kind[k] != VEL) and groups[group[k]] != 0
+                use = (sweep == 1 or kind[k] != RowKind.VEL) and groups[group[k]] != 0
                 for j in range(nv):
                     Z[j, k] = C[k, j] if use else 0.0
                 chol_solve(L, nv, Z[:, k])
@@ -453,8 +450,8 @@ def project(m, d, x, t, groups):
                 for j in range(nv):
                     v[j] -= dx[j]
                 break
-    d.con_stats[2] = it
-    d.con_stats[3] = err
+    d.con_stats[SolverStat.PROJECTION_ITERATIONS] = it
+    d.con_stats[SolverStat.PROJECTION_RESIDUAL] = err
     return it if err <= tol else -1
 
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model.constraints import COORD, ELLIPSE, ORI, POS, SIDE_A, SIDE_B, VEL
-from ..model.compiled import PRISMATIC, REVOLUTE
-from ..trajectories.segments import eval_trajectory
+from ..codes import JointType, RowKind, RowSide, SolverOption
 from .kinematics import forward_kinematics
 from .spatial import motion_to_child
+from .trajectory import eval_trajectory
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -99,11 +98,11 @@ def _add_wrench_row(parent, jtype, dof, jaxis, op, C, k, b, M0, M1, M2, F0, F1, 
     i = b
     while i >= 0:
         jt = jtype[i]
-        if jt == REVOLUTE:
+        if jt == JointType.REVOLUTE:
             s0, s1, s2 = jaxis[i, 0], jaxis[i, 1], jaxis[i, 2]
             c0, c1, c2 = _cross(s0, s1, s2, P0 - op[i, 0], P1 - op[i, 1], P2 - op[i, 2])
             C[k, dof[i]] += sign * (M0 * s0 + M1 * s1 + M2 * s2 + F0 * c0 + F1 * c1 + F2 * c2)
-        elif jt == PRISMATIC:
+        elif jt == JointType.PRISMATIC:
             C[k, dof[i]] += sign * (F0 * jaxis[i, 0] + F1 * jaxis[i, 1] + F2 * jaxis[i, 2])
         i = parent[i]
 
@@ -112,13 +111,13 @@ def _add_wrench_row(parent, jtype, dof, jaxis, op, C, k, b, M0, M1, M2, F0, F1, 
 def constraint_terms(m, d, q, v, t):
     """Fill d.con_phi, con_phid, con_C, con_gam, con_g and the row wrenches at (q, q̇, t).
 
-    Needs forward_kinematics(q, q̇). Baumgarte α, β from m.con_opt."""
+    Needs forward_kinematics(q, q̇). Baumgarte α, β from d.solver_opt."""
     nc, nv = m.nc, m.nv
     kind, ca, cpa, cb, cpb, side = m.con_kind, m.con_a, m.con_pa, m.con_b, m.con_pb, m.con_side
-    ce, cu, cv, cdof, ctraj, tdir, off = m.con_e, m.con_u, m.con_v, m.con_dof, m.con_traj, m.con_tdir, m.con_off
-    tfirst, tcount, skind, stime, spar = m.traj_first, m.traj_count, m.seg_kind, m.seg_time, m.seg_par
+    ce, cu, cv, cdof, ctraj, tdir, off = m.con_e, m.con_u, m.con_v, m.con_dof, m.con_traj, m.con_tdir, d.con_off
+    tfirst, tcount, skind, stime, spar = m.traj_first, m.traj_count, d.traj_kind, d.traj_time, d.traj_par
     parent, jtype, bdof = m.body_parent, m.body_jtype, m.body_dof
-    alpha, beta = m.con_opt[1], m.con_opt[2]
+    alpha, beta = d.solver_opt[SolverOption.ALPHA], d.solver_opt[SolverOption.BETA]
     oR, op, w, vl, aw0, al0, jaxis = d.oR, d.op, d.w, d.vl, d.aw0, d.al0, d.jaxis
     phi, phid, C, gam, g, tout = d.con_phi, d.con_phid, d.con_C, d.con_gam, d.con_g, d.traj_out
     wM, wF, wpa, wpb, KA, KB = d.con_wM, d.con_wF, d.con_wpa, d.con_wpb, d.m66, d.IA[0]
@@ -141,7 +140,7 @@ def constraint_terms(m, d, q, v, t):
         b = cb[k]
         wM[k, 0], wM[k, 1], wM[k, 2] = 0.0, 0.0, 0.0
         wF[k, 0], wF[k, 1], wF[k, 2] = 0.0, 0.0, 0.0
-        if kd == COORD:
+        if kd == RowKind.COORD:
             j = cdof[k]
             C[k, j] = 1.0
             phi[k] = q[j] - g[k, 0]
@@ -149,7 +148,7 @@ def constraint_terms(m, d, q, v, t):
             gam[k] = g[k, 2] - 2.0 * alpha * phid[k] - beta * beta * phi[k]
             continue
         _point_kinematics(oR, op, w, vl, aw0, al0, a, cpa[k, 0], cpa[k, 1], cpa[k, 2], KA)
-        if kd == ELLIPSE:
+        if kd == RowKind.ELLIPSE:
             for r in range(3):
                 KB[0, r] = cpb[k, r]          # ellipse centre (world)
         else:
@@ -157,11 +156,11 @@ def constraint_terms(m, d, q, v, t):
         ra0, ra1, ra2 = KA[0, 0], KA[0, 1], KA[0, 2]
         va0, va1, va2 = KA[1, 0], KA[1, 1], KA[1, 2]
         aa0, aa1, aa2 = KA[2, 0], KA[2, 1], KA[2, 2]
-        if kd == POS or kd == VEL:
+        if kd == RowKind.POS or kd == RowKind.VEL:
             sd = side[k]
-            sb = a if sd == SIDE_A else (b if sd == SIDE_B else -1)
+            sb = a if sd == RowSide.A else (b if sd == RowSide.B else -1)
             e0, e1, e2 = _rot(oR, sb, ce[k, 0], ce[k, 1], ce[k, 2])
-            if kd == POS and sd == SIDE_B:
+            if kd == RowKind.POS and sd == RowSide.B:
                 # e fixed in b: b's force acts at the coincident point r_a
                 w0, w1, w2 = KB[3, 0], KB[3, 1], KB[3, 2]
                 rb0, rb1, rb2 = KB[0, 0], KB[0, 1], KB[0, 2]
@@ -182,14 +181,14 @@ def constraint_terms(m, d, q, v, t):
                 pb0, pb1, pb2 = KB[0, 0], KB[0, 1], KB[0, 2]
                 dv0, dv1, dv2 = va0 - KB[1, 0], va1 - KB[1, 1], va2 - KB[1, 2]
                 da0, da1, da2 = aa0 - KB[2, 0], aa1 - KB[2, 1], aa2 - KB[2, 2]
-                if kd == POS:
+                if kd == RowKind.POS:
                     phi[k] = e0 * (ra0 - pb0) + e1 * (ra1 - pb1) + e2 * (ra2 - pb2) - g[k, 0]
                     ddphi0 = e0 * da0 + e1 * da1 + e2 * da2 - g[k, 2]
                 else:
                     phi[k] = 0.0
-                    if sd == SIDE_A:
+                    if sd == RowSide.A:
                         we0, we1, we2 = _cross(KA[3, 0], KA[3, 1], KA[3, 2], e0, e1, e2)
-                    elif sd == SIDE_B:
+                    elif sd == RowSide.B:
                         we0, we1, we2 = _cross(KB[3, 0], KB[3, 1], KB[3, 2], e0, e1, e2)
                     else:
                         we0, we1, we2 = 0.0, 0.0, 0.0
@@ -197,7 +196,7 @@ def constraint_terms(m, d, q, v, t):
             wF[k, 0], wF[k, 1], wF[k, 2] = e0, e1, e2
             wpa[k, 0], wpa[k, 1], wpa[k, 2] = ra0, ra1, ra2
             wpb[k, 0], wpb[k, 1], wpb[k, 2] = pb0, pb1, pb2
-        elif kd == ORI:
+        elif kd == RowKind.ORI:
             u0, u1, u2 = _rot(oR, a, cu[k, 0], cu[k, 1], cu[k, 2])
             v0, v1, v2 = _rot(oR, b, cv[k, 0], cv[k, 1], cv[k, 2])
             n0, n1, n2 = _cross(u0, u1, u2, v0, v1, v2)
@@ -213,7 +212,7 @@ def constraint_terms(m, d, q, v, t):
             wM[k, 0], wM[k, 1], wM[k, 2] = n0, n1, n2
             wpa[k, 0], wpa[k, 1], wpa[k, 2] = ra0, ra1, ra2
             wpb[k, 0], wpb[k, 1], wpb[k, 2] = KB[0, 0], KB[0, 1], KB[0, 2]
-        else:  # ELLIPSE: Φ = ½ab((x/a)² + (y/b)² − 1) in the frame (X = e, Y = u, centre)
+        else:  # RowKind.ELLIPSE: Φ = ½ab((x/a)² + (y/b)² − 1) in the frame (X = e, Y = u, centre)
             tr = ctraj[k]
             eval_trajectory(skind, stime, spar, tfirst[tr], tcount[tr], t, tout)
             ea, eb = tout[0, 0], tout[0, 1]
@@ -239,7 +238,7 @@ def constraint_terms(m, d, q, v, t):
         rate = 0.0
         for j in range(nv):
             rate += C[k, j] * v[j]
-        if kd == VEL:
+        if kd == RowKind.VEL:
             phid[k] = rate - g[k, 0]
             gam[k] = -ddphi0 - 2.0 * alpha * phid[k]
         else:
@@ -258,7 +257,7 @@ def constraint_wrenches(m, d, lam):
             cM[i, r] = 0.0
             cF[i, r] = 0.0
     for k in range(nc):
-        if kind[k] == COORD:
+        if kind[k] == RowKind.COORD:
             continue
         L = lam[k]
         for side in range(2):
@@ -280,9 +279,9 @@ def constraint_wrenches(m, d, lam):
 
 @njit(cache=True, error_model="numpy")
 def anchor_offsets(m, d, q, v, t):
-    """Set m.con_off of the rows marked relative so that Φ(q, t) = 0 there (other rows keep
+    """Set d.con_off of the rows marked relative so that Φ(q, t) = 0 there (other rows keep
     their offset). Needs nothing beforehand (runs forward_kinematics itself)."""
-    nc, rel, off = m.nc, m.con_rel, m.con_off
+    nc, rel, off = m.nc, m.con_rel, d.con_off
     for k in range(nc):
         if rel[k] != 0:
             off[k] = 0.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model.compiled import PRISMATIC, REVOLUTE
+from ..codes import JointType
 from .spatial import force_to_parent
 
 
@@ -75,7 +75,7 @@ def crba(m, d):
         a0, a1, a2 = ax[i, 0], ax[i, 1], ax[i, 2]
         h0, h1, h2 = ch[i, 0], ch[i, 1], ch[i, 2]
         # F = I^c S  (n, f)
-        if jt == REVOLUTE:
+        if jt == JointType.REVOLUTE:
             n0 = cJ[i, 0, 0] * a0 + cJ[i, 0, 1] * a1 + cJ[i, 0, 2] * a2
             n1 = cJ[i, 1, 0] * a0 + cJ[i, 1, 1] * a1 + cJ[i, 1, 2] * a2
             n2 = cJ[i, 2, 0] * a0 + cJ[i, 2, 1] * a1 + cJ[i, 2, 2] * a2
@@ -90,9 +90,9 @@ def crba(m, d):
             n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, j, n0, n1, n2, f0, f1, f2)
             j = parent[j]
             jt2 = jtype[j]
-            if jt2 == REVOLUTE:
+            if jt2 == JointType.REVOLUTE:
                 val = ax[j, 0] * n0 + ax[j, 1] * n1 + ax[j, 2] * n2
-            elif jt2 == PRISMATIC:
+            elif jt2 == JointType.PRISMATIC:
                 val = ax[j, 0] * f0 + ax[j, 1] * f1 + ax[j, 2] * f2
             else:
                 continue

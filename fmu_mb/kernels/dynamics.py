@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model.compiled import REVOLUTE
+from ..codes import JointType
 from .aba import aba_accelerations, aba_inertias
 from .forces import passive_forces
 from .friction import friction_laws, load_and_gradient, normal_loads
@@ -71,7 +71,7 @@ def _residual(m, d, t):
             for j in range(nf):
                 s += S[k, c, j] * t[j]
             W[0, c] = s
-        L = load_and_gradient(kind[dk], geom, dk, jtype[b] == REVOLUTE, ax[b, 0], ax[b, 1], ax[b, 2], W, 0, dL, k)
+        L = load_and_gradient(kind[dk], geom, dk, jtype[b] == JointType.REVOLUTE, ax[b, 0], ax[b, 1], ax[b, 2], W, 0, dL, k)
         load[dk] = L
         r[k] = t[k] - coef[dk] * L - visc[dk]
         if abs(r[k]) > err:

@@ -39,4 +39,5 @@ ENTRIES = {
     "rk4_steps_constrained": Entry("integrators", "rk4_steps_constrained", _X + ("i8",), "b1"),
     "gather_outputs_tree": Entry("outputs", "gather_outputs_tree", _GATHER, "void"),
     "gather_outputs_constrained": Entry("outputs", "gather_outputs_constrained", _GATHER, "void"),
+    "fill_outputs": Entry("outputs", "fill_outputs", ("f8[::1]",) + _GATHER[4:], "void"),
 }

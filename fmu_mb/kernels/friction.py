@@ -19,8 +19,7 @@ import math
 
 from numba import njit
 
-from ..model.compiled import REVOLUTE
-from ..model.friction import LAW_COULOMB_VISCOUS, LAW_DAHL, LAW_LUGRE, LAW_STRIBECK, LOAD_JOURNAL
+from ..codes import JointType, LawKind, LoadKind
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -32,19 +31,19 @@ def reg_sign(v, eps):
 @njit(cache=True, error_model="numpy")
 def law(code, par, k, v, z):
     """(coef, visc, zdot) of coordinate k (parameters par[k]) for velocity v, bristle state z."""
-    if code == LAW_COULOMB_VISCOUS:
+    if code == LawKind.COULOMB_VISCOUS:
         return par[k, 0] * reg_sign(v, par[k, 7]), par[k, 1] * v, 0.0
-    if code == LAW_STRIBECK:
+    if code == LawKind.STRIBECK:
         r = v / par[k, 3]
         mag = par[k, 0] + (par[k, 2] - par[k, 0]) * math.exp(-r * r)
         return mag * reg_sign(v, par[k, 7]), par[k, 1] * v, 0.0
-    if code == LAW_DAHL:
+    if code == LawKind.DAHL:
         sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
         base = 1.0 - par[k, 4] * z * sgn / par[k, 2]
         mag = abs(base) ** par[k, 6]
         zd = v * (mag if base >= 0.0 else -mag)
         return par[k, 4] * z, 0.0, zd
-    if code == LAW_LUGRE:
+    if code == LawKind.LUGRE:
         r = v / par[k, 3]
         g = par[k, 0] + (par[k, 2] - par[k, 0]) * math.exp(-r * r)
         zd = v - par[k, 4] * abs(v) * z / g
@@ -82,7 +81,7 @@ def joint_load(load_kind, geom, k, revolute, a0, a1, a2, fM, fF, b):
     fm = fF[b, 0] * a0 + fF[b, 1] * a1 + fF[b, 2] * a2
     fx, fy, fz = fF[b, 0] - fm * a0, fF[b, 1] - fm * a1, fF[b, 2] - fm * a2
     fr = math.sqrt(fx * fx + fy * fy + fz * fz)
-    if load_kind == LOAD_JOURNAL:
+    if load_kind == LoadKind.JOURNAL:
         return fr * geom[k, 0] if revolute else fr
     tm = fM[b, 0] * a0 + fM[b, 1] * a1 + fM[b, 2] * a2
     mx, my, mz = fM[b, 0] - tm * a0, fM[b, 1] - tm * a1, fM[b, 2] - tm * a2
@@ -111,7 +110,7 @@ def load_and_gradient(load_kind, geom, k, revolute, a0, a1, a2, W, i, dL, j):
     fr, ux, uy, uz, fm = _norm_perp(W[i, 3], W[i, 4], W[i, 5], a0, a1, a2)
     for r in range(6):
         dL[j, r] = 0.0
-    if load_kind == LOAD_JOURNAL:
+    if load_kind == LoadKind.JOURNAL:
         c = geom[k, 0] if revolute else 1.0
         dL[j, 3], dL[j, 4], dL[j, 5] = c * ux, c * uy, c * uz
         return c * fr
@@ -144,4 +143,4 @@ def normal_loads(m, d):
             load[k] = 0.0
         else:
             b = dof_body[k]
-            load[k] = joint_load(kind[k], geom, k, jtype[b] == REVOLUTE, ax[b, 0], ax[b, 1], ax[b, 2], fM, fF, b)
+            load[k] = joint_load(kind[k], geom, k, jtype[b] == JointType.REVOLUTE, ax[b, 0], ax[b, 1], ax[b, 2], fM, fF, b)

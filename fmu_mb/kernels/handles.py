@@ -1,7 +1,7 @@
 """numba handles of Model and Data: the argument pair every jitted kernel takes.
 
-``model_struct(model)`` / ``data_struct(data)`` make the StructRef views (the
-``Model.struct`` / ``Data.struct`` properties call them). The native build
+``model_struct(model)`` / ``data_struct(data)`` make the StructRef views, once per tuple
+(cached on it). The native build
 (fmu_mb.native.build) constructs the same structs from address blocks, so the
 kernels see identical argument types in both backends.
 """
@@ -81,17 +81,20 @@ def _data_struct(fields):
     return DataStruct(*_borrow_fields(fields))
 
 
-
-
 def model_struct(model) -> ModelStruct:
-    """StructRef viewing every array of ``model`` (a compiled.Model); it keeps the model alive."""
-    s = _model_struct(tuple(model))
-    s._owner = model
+    """StructRef viewing every array of ``model`` (a compiled.Model), made once per Model; it keeps
+    the model alive."""
+    s = model.__dict__.get("_struct")
+    if s is None:
+        s = model.__dict__["_struct"] = _model_struct(tuple(model))
+        s._owner = model
     return s
 
 
 def data_struct(data) -> DataStruct:
     """The same for a compiled.Data."""
-    s = _data_struct(tuple(data))
-    s._owner = data
+    s = data.__dict__.get("_struct")
+    if s is None:
+        s = data.__dict__["_struct"] = _data_struct(tuple(data))
+        s._owner = data
     return s

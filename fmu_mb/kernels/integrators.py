@@ -12,17 +12,17 @@ Trees and constrained mechanisms have separate entry points (``*_tree``,
 ``*_constrained``; the simulator picks one by the number of constraint rows):
 numba compiles everything a function can reach, so one dispatching integrator
 made every FMU compile the constrained solver, 2.5× the cold start of a tree.
-``rk4_step``/``rk4_steps`` dispatch at run time, for callers that take any model.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from ..codes import Group, SolverOption
 from .constrained import constrained_derivative, project
 from .dynamics import state_derivative
 
-_ALL_GROUPS = np.ones(4, dtype=np.int64)     # project every constraint group
+_ALL_GROUPS = np.ones(len(Group), dtype=np.int64)     # project every constraint group
 
 
 @njit(cache=True, error_model="numpy")
@@ -75,13 +75,15 @@ def rk4_step_constrained(m, d, x, t, tau_drive, h):
     _stage(xs, x, h, k3)
     constrained_derivative(m, d, xs, t + h, tau_drive, k4)
     _combine(x, h, k1, k2, k3, k4)
-    if m.con_opt[3] != 0.0:
+    if d.solver_opt[SolverOption.PROJECTION] != 0.0:
         project(m, d, x, t + h, _ALL_GROUPS)
 
 
 @njit(cache=True, error_model="numpy")
 def rk4_steps_tree(m, d, x, t, tau_drive, h, nsteps):
-    """``nsteps`` RK4 steps (see :func:`rk4_steps`) of a mechanism without constraint rows."""
+    """``nsteps`` RK4 steps of size h from time t (step k starts at t + k·h) of a mechanism without
+    constraint rows. Returns False and stops at the first step that produces a non-finite state (x then
+    holds it: callers that must keep the last good state copy x beforehand)."""
     for s in range(nsteps):
         rk4_step_tree(m, d, x, t + s * h, tau_drive, h)
         if not _finite(x):
@@ -91,28 +93,9 @@ def rk4_steps_tree(m, d, x, t, tau_drive, h, nsteps):
 
 @njit(cache=True, error_model="numpy")
 def rk4_steps_constrained(m, d, x, t, tau_drive, h, nsteps):
-    """``nsteps`` RK4 steps (see :func:`rk4_steps`) of a constrained mechanism."""
+    """The same for a constrained mechanism."""
     for s in range(nsteps):
         rk4_step_constrained(m, d, x, t + s * h, tau_drive, h)
         if not _finite(x):
             return False
     return True
-
-
-@njit(cache=True, error_model="numpy")
-def rk4_step(m, d, x, t, tau_drive, h):
-    """Advance state x (in place) from time t by one RK4 step of size h (s), any model."""
-    if m.nc > 0:
-        rk4_step_constrained(m, d, x, t, tau_drive, h)
-    else:
-        rk4_step_tree(m, d, x, t, tau_drive, h)
-
-
-@njit(cache=True, error_model="numpy")
-def rk4_steps(m, d, x, t, tau_drive, h, nsteps):
-    """``nsteps`` RK4 steps of size h from time t (step k starts at t + k·h), any model.
-    Returns False and stops at the first step that produces a non-finite state (x then
-    holds it: callers that must keep the last good state copy x beforehand)."""
-    if m.nc > 0:
-        return rk4_steps_constrained(m, d, x, t, tau_drive, h, nsteps)
-    return rk4_steps_tree(m, d, x, t, tau_drive, h, nsteps)

@@ -18,7 +18,7 @@ import math
 
 from numba import njit
 
-from ..model.compiled import PRISMATIC, REVOLUTE
+from ..codes import JointType
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -42,13 +42,13 @@ def forward_kinematics(m, d, q, v):
     for i in range(nbody):
         jt = jtype[i]
         # local placement: joint frame placement times the joint motion
-        if jt == REVOLUTE:
+        if jt == JointType.REVOLUTE:
             Rj = axis_rotation(ax[i, 0], ax[i, 1], ax[i, 2], q[dof[i]])
             for r in range(3):
                 for c in range(3):
                     lR[i, r, c] = R0[i, r, 0] * Rj[c] + R0[i, r, 1] * Rj[3 + c] + R0[i, r, 2] * Rj[6 + c]
                 lp[i, r] = p0[i, r]
-        elif jt == PRISMATIC:
+        elif jt == JointType.PRISMATIC:
             s = q[dof[i]]
             for r in range(3):
                 for c in range(3):
@@ -82,7 +82,7 @@ def forward_kinematics(m, d, q, v):
         for r in range(3):
             cw[i, r] = 0.0
             cl[i, r] = 0.0
-        if jt == REVOLUTE:
+        if jt == JointType.REVOLUTE:
             qd = v[dof[i]]
             a0, a1, a2 = ax[i, 0] * qd, ax[i, 1] * qd, ax[i, 2] * qd
             # c = v_i × (a q̇, 0): (ω × a q̇, v × a q̇)
@@ -95,7 +95,7 @@ def forward_kinematics(m, d, q, v):
             w[i, 0] += a0
             w[i, 1] += a1
             w[i, 2] += a2
-        elif jt == PRISMATIC:
+        elif jt == JointType.PRISMATIC:
             qd = v[dof[i]]
             a0, a1, a2 = ax[i, 0] * qd, ax[i, 1] * qd, ax[i, 2] * qd
             # c = v_i × (0, a q̇) = (0, ω × a q̇)

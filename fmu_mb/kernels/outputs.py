@@ -2,28 +2,16 @@
 
 ``gather_outputs_tree`` / ``gather_outputs_constrained`` (picked by the number of
 constraint rows, see kernels.integrators on why there are two) run the staged pipeline
-(placements, q̈, reactions, friction, constraint forces) at state x and write every requested output into ``vals`` according to a spec
-table — one row per output value reference — so a co-simulation step costs one
-jitted call for its outputs instead of dozens of numpy operations.
+(placements, q̈, reactions, friction, constraint forces) at state x and write every requested
+output into ``vals`` according to a spec table — one row per output value reference — so a
+co-simulation step costs one jitted call for its outputs. ``fill_outputs`` writes the table
+from the last evaluation without evaluating again.
 
-Spec columns (int64 ``kind, a, b``; float64 ``f[3]``):
-
-    Q q[a]          QD q̇[a]        F fF[a, b]      M fM[a, b]
-    FN |fF[a]⊥axis| FL fric_load[a] TF tau_fric[a]
-    SUP force of support a, world component b
-    PT  world component b of point f (3-vector) on body a
-    DEF tip deflection component b of a beam: a = first rfe body, f = (last rfe body,
-        length of the last rfe, beam length); a = −1 for a beam compiled rigid
-    EK, EP, ED, EW  kinetic, potential (gravity + springs), dissipated energy, input work
-    IT  friction Newton iterations;  FF friction failures minus b
-    TRQ C_pᵀλ_p at coordinate a (tau_required);  LAM λ of constraint row a (−1: absent → 0)
-    CF, CMO  component b of the force / moment of constraint object a on its link (cut joints:
-        in the joint frame on link a, about its origin; others: world axes about the point);
-        a = −1 (constraint absent with these options) → 0
-    CV  violation of constraint object a (norm of its position-type rows; ellipse rows
-        |Φ|/|∇Φ|; first-order rows their velocity residual);  CVA orientation violation, rad
-    UQJ reaction of body a uniquely determined (1/0);  UQC same for constraint object a (−1 → 1)
-    RANK rank of C;  RED redundancy p;  REP partitions chosen;  EC work of the constraint forces
+Spec columns: int64 ``kind`` (codes.OutputKind), ``a``, ``b``, float64 ``f[3]``; what a and b
+index for each kind is written by its resolver in fmu_mb.outputs (the output catalogue), the one
+place that makes spec rows. An index a = −1 marks a subject absent with the options an FMU was
+started with (a rigid beam, a constraint the options remove): those outputs read 0 (uniqueness
+flags 1).
 """
 from __future__ import annotations
 
@@ -37,8 +25,8 @@ from .forces import elastic_energy, support_force
 from .kinematics import point_position
 from .spatial import kinetic_energy
 
-from .codes import (CF, CMO, CV, CVA, DEF, EC, ED, EK, EP, EW, F, FF, FL, FN, IT, LAM, PT, QD, RANK, RED, REP,
-                    SUP, TF, TRQ, UQC, UQJ, M, Q)
+from ..codes import OutputKind as O
+from ..codes import RowKind
 
 
 @njit(cache=True, error_model="numpy")
@@ -46,7 +34,7 @@ def gather_outputs_tree(m, d, x, time, tau_drive, xdot, vr, kind, a, b, f, vals)
     """Evaluate the pipeline of a mechanism without constraint rows at x (driving forces
     tau_drive) and fill vals[vr[k]] for every spec row k."""
     state_derivative(m, d, x, tau_drive, xdot)
-    _fill(m, d, x, vr, kind, a, b, f, vals)
+    fill_outputs(m, d, x, vr, kind, a, b, f, vals)
 
 
 @njit(cache=True, error_model="numpy")
@@ -55,15 +43,16 @@ def gather_outputs_constrained(m, d, x, time, tau_drive, xdot, vr, kind, a, b, f
     test (paper 004) when a uniqueness flag is among the outputs."""
     constrained_derivative(m, d, x, time, tau_drive, xdot)
     for k in range(kind.shape[0]):
-        if kind[k] == UQJ or kind[k] == UQC:
+        if kind[k] == O.UNIQUE_JOINT or kind[k] == O.UNIQUE_CONSTRAINT:
             uniqueness(m, d, d.uq_obj, d.uq_body)
             break
-    _fill(m, d, x, vr, kind, a, b, f, vals)
+    fill_outputs(m, d, x, vr, kind, a, b, f, vals)
 
 
 @njit(cache=True, error_model="numpy")
-def _fill(m, d, x, vr, kind, a, b, f, vals):
-    """vals[vr[k]] for every spec row k, from the pipeline's last evaluation at x."""
+def fill_outputs(m, d, x, vr, kind, a, b, f, vals):
+    """vals[vr[k]] for every spec row k, from the pipeline's last evaluation at x (no evaluation:
+    the Simulator's accessors read the last one with it)."""
     nv, nb = m.nv, m.nbody
     fF, fM, oR, op, w, vl = d.fF, d.fM, d.oR, d.op, d.w, d.vl
     ax, load, tfric = m.body_axis, d.fric_load, d.tau_fric
@@ -71,7 +60,7 @@ def _fill(m, d, x, vr, kind, a, b, f, vals):
     ep = 0.0
     need_energy = False
     for k in range(kind.shape[0]):
-        if kind[k] == EK or kind[k] == EP:
+        if kind[k] == O.KINETIC or kind[k] == O.POTENTIAL:
             need_energy = True
     if need_energy:
         mass, com, Ic, g = m.body_mass, m.body_com, m.body_Ic, m.gravity
@@ -85,69 +74,67 @@ def _fill(m, d, x, vr, kind, a, b, f, vals):
         t = kind[k]
         i = a[k]
         j = b[k]
-        if t == Q:
+        if t == O.Q:
             v = x[i]
-        elif t == QD:
+        elif t == O.QD:
             v = x[nv + i]
-        elif t == F:
+        elif t == O.F:
             v = fF[i, j]
-        elif t == M:
+        elif t == O.M:
             v = fM[i, j]
-        elif t == FN:
+        elif t == O.F_NORMAL:
             fm = fF[i, 0] * ax[i, 0] + fF[i, 1] * ax[i, 1] + fF[i, 2] * ax[i, 2]
             e0, e1, e2 = fF[i, 0] - fm * ax[i, 0], fF[i, 1] - fm * ax[i, 1], fF[i, 2] - fm * ax[i, 2]
             v = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
-        elif t == FL:
+        elif t == O.FRICTION_LOAD:
             v = load[i]
-        elif t == TF:
+        elif t == O.TAU_FRICTION:
             v = tfric[i]
-        elif t == SUP:
+        elif t == O.SUPPORT:
             fx, fy, fz, _, _, _ = support_force(m.sup_body, m.sup_point, m.sup_anchor, m.sup_k, m.sup_d,
                                                 oR, op, w, vl, i)
             v = fx if j == 0 else (fy if j == 1 else fz)
-        elif t == PT:
+        elif t == O.POINT:
             px, py, pz = point_position(oR, op, i, f[k, 0], f[k, 1], f[k, 2])
             v = px if j == 0 else (py if j == 1 else pz)
-        elif t == DEF:
-            if i < 0:
-                v = 0.0
-            else:
-                last = int(f[k, 0])
-                tx, ty, tz = point_position(oR, op, last, f[k, 1], 0.0, 0.0)
-                dx, dy, dz = tx - op[i, 0], ty - op[i, 1], tz - op[i, 2]
-                v = oR[i, 0, j] * dx + oR[i, 1, j] * dy + oR[i, 2, j] * dz - (f[k, 2] if j == 0 else 0.0)
-        elif t == EK:
+        elif t == O.DEFLECTION:
+            v = beam_deflection(oR, op, i, int(f[k, 0]), f[k, 1], f[k, 2], j) if i >= 0 else 0.0
+        elif t == O.KINETIC:
             v = ek
-        elif t == EP:
+        elif t == O.POTENTIAL:
             v = ep
-        elif t == ED:
+        elif t == O.DISSIPATED:
             v = x[x.shape[0] - 3]
-        elif t == EW:
+        elif t == O.WORK_IN:
             v = x[x.shape[0] - 2]
-        elif t == IT:
+        elif t == O.FRICTION_ITERATIONS:
             v = float(d.fric_iters[0])
-        elif t == FF:
-            v = float(d.fric_fail[0] - j)
-        elif t == TRQ:
+        elif t == O.FRICTION_FAILURES:
+            v = float(d.fric_fail[0])
+        elif t == O.TAU_REQUIRED:
             v = d.lam_req[i]
-        elif t == LAM:
+        elif t == O.LAMBDA:
             v = d.lam[i] if i >= 0 else 0.0
-        elif t == CF or t == CMO:
-            v = constraint_wrench_component(m, d, i, j, t == CMO) if i >= 0 else 0.0
-        elif t == CV or t == CVA:
-            v = constraint_violation(m, d, i, t == CVA) if i >= 0 else 0.0
-        elif t == UQJ:
+        elif t == O.CON_FORCE or t == O.CON_MOMENT:
+            v = constraint_wrench_component(m, d, i, j, t == O.CON_MOMENT) if i >= 0 else 0.0
+        elif t == O.VIOLATION or t == O.VIOLATION_ANGLE:
+            v = constraint_violation(m, d, i, t == O.VIOLATION_ANGLE) if i >= 0 else 0.0
+        elif t == O.UNIQUE_JOINT:
             v = float(d.uq_body[i]) if m.nc > 0 else 1.0
-        elif t == UQC:
+        elif t == O.UNIQUE_CONSTRAINT:
             v = float(d.uq_obj[i]) if i >= 0 else 1.0
-        elif t == RANK:
+        elif t == O.RANK:
             v = float(d.cp_rank[0])
-        elif t == RED:
+        elif t == O.REDUNDANCY:
             v = float(m.nc - d.cp_rank[0])
-        elif t == REP:
+        elif t == O.REPARTITIONS:
             v = float(d.cp_count[0])
-        else:
+        elif t == O.WORK_CONSTRAINTS:
             v = x[x.shape[0] - 1]
+        elif t == O.BASE_SUPPORT:
+            v = base_support_force(m, x, i, j)
+        else:                           # an unknown kind: fmu_mb.outputs never writes one
+            v = math.nan
         vals[vr[k]] = v
 
 
@@ -198,14 +185,14 @@ def constraint_violation(m, d, o, angle):
             continue
         kd = kind[k]
         if angle:
-            if kd == 1:
+            if kd == RowKind.ORI:
                 s += phi[k] * phi[k]
             continue
-        if kd == 1:
+        if kd == RowKind.ORI:
             continue
-        if kd == 3:
+        if kd == RowKind.VEL:
             v = phid[k]
-        elif kd == 4:
+        elif kd == RowKind.ELLIPSE:
             g = math.sqrt(wF[k, 0] * wF[k, 0] + wF[k, 1] * wF[k, 1] + wF[k, 2] * wF[k, 2])
             v = phi[k] / g if g > 0.0 else phi[k]
         else:
@@ -215,3 +202,29 @@ def constraint_violation(m, d, o, angle):
     if angle:
         return math.asin(min(1.0, s))
     return s
+
+
+@njit(cache=True, error_model="numpy")
+def beam_deflection(oR, op, first, last, tip, length, c):
+    """Component c of a beam's tip deflection from its undeformed (straight) shape, in the frame of
+    its first rigid finite element (body ``first``): the tip is the point ``tip`` along x of the last
+    element (body ``last``); undeformed, it lies at (length, 0, 0). Needs forward kinematics."""
+    tx, ty, tz = point_position(oR, op, last, tip, 0.0, 0.0)
+    dx, dy, dz = tx - op[first, 0], ty - op[first, 1], tz - op[first, 2]
+    return oR[first, 0, c] * dx + oR[first, 1, c] * dy + oR[first, 2, c] * dz - (length if c == 0 else 0.0)
+
+
+@njit(cache=True, error_model="numpy")
+def base_support_force(m, x, s, c):
+    """World component c of the force linearized support s exerts on the base (paper 001 eqs. 3-4):
+    f = −(S U q_b + D U q̇_b), U mapping the base coordinates q_b = (x, y, z, ψ, θ, φ) to the
+    support point's displacement; Σ_s Uᵀ f is the base's generalized support force."""
+    b, nv, U = m.base_dof[0], m.nv, m.lsup_U
+    if b < 0:
+        return 0.0
+    dq = 0.0
+    dv = 0.0
+    for r in range(6):
+        dq += U[s, c, r] * x[b + r]
+        dv += U[s, c, r] * x[nv + b + r]
+    return -m.lsup_k[s, c] * dq - m.lsup_d[s, c] * dv

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..model.compiled import PRISMATIC, REVOLUTE
+from ..codes import JointType
 from .spatial import force_to_parent, inertia_times, motion_to_child, velocity_product
 
 
@@ -34,11 +34,11 @@ def body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, s):
     al[i, 1] = l1 + cl[i, 1]
     al[i, 2] = l2 + cl[i, 2]
     jt = jtype[i]
-    if jt == REVOLUTE:
+    if jt == JointType.REVOLUTE:
         aw[i, 0] += ax[i, 0] * s
         aw[i, 1] += ax[i, 1] * s
         aw[i, 2] += ax[i, 2] * s
-    elif jt == PRISMATIC:
+    elif jt == JointType.PRISMATIC:
         al[i, 0] += ax[i, 0] * s
         al[i, 1] += ax[i, 1] * s
         al[i, 2] += ax[i, 2] * s
@@ -50,9 +50,9 @@ def backward_pass(nb, parent, jtype, ax, dof, lR, lp, fM, fF, tau):
     joint reaction by adding its children's, and tau gets its projection on the joint axis."""
     for i in range(nb - 1, -1, -1):
         jt = jtype[i]
-        if jt == REVOLUTE:
+        if jt == JointType.REVOLUTE:
             tau[dof[i]] = ax[i, 0] * fM[i, 0] + ax[i, 1] * fM[i, 1] + ax[i, 2] * fM[i, 2]
-        elif jt == PRISMATIC:
+        elif jt == JointType.PRISMATIC:
             tau[dof[i]] = ax[i, 0] * fF[i, 0] + ax[i, 1] * fF[i, 1] + ax[i, 2] * fF[i, 2]
         p = parent[i]
         if p >= 0:
@@ -118,9 +118,9 @@ def rnea_constrained(m, d, qdd, full):
                 a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, aw[p, 0], aw[p, 1], aw[p, 2],
                                                          al[p, 0], al[p, 1], al[p, 2])
             jt = jtype[i]
-            if jt == REVOLUTE:
+            if jt == JointType.REVOLUTE:
                 a0, a1, a2 = a0 + ax[i, 0] * s, a1 + ax[i, 1] * s, a2 + ax[i, 2] * s
-            elif jt == PRISMATIC:
+            elif jt == JointType.PRISMATIC:
                 l0, l1, l2 = l0 + ax[i, 0] * s, l1 + ax[i, 1] * s, l2 + ax[i, 2] * s
             aw[i, 0], aw[i, 1], aw[i, 2], al[i, 0], al[i, 1], al[i, 2] = a0, a1, a2, l0, l1, l2
         n0, n1, n2, f0, f1, f2 = inertia_times(mass, com, Ic, i, aw[i, 0], aw[i, 1], aw[i, 2],

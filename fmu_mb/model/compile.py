@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..codes import SEGMENT_WIDTH, Formulation, Group, JointType, LoadKind, RowKind, SolverOption
 from . import friction as fr
-from .compiled import FIXED, PRISMATIC, REVOLUTE, Model
-from .constraints import COORD, CutJoint, ELLIPSE
+from .compiled import Model, freeze
+from .constraints import CutJoint
 from .description import GROUND, Beam, Mechanism
-from ..trajectories import NPAR
 
 _EX, _EY, _EZ = np.eye(3)
 
@@ -92,19 +92,6 @@ class CompiledMechanism:
         except ValueError:
             raise KeyError(f"no constraint row {label!r} in '{self.name}'") from None
 
-    def write_trajectories(self, model: Model | None = None) -> None:
-        """Rewrite the segment arrays of ``model`` (default self.model) from the trajectory
-        objects, after their parameters changed (shapes are fixed)."""
-        m = self.model if model is None else model
-        for k, traj in enumerate(self.trajectories):
-            kind, time, par = traj.table()
-            f, n = int(m.traj_first[k]), int(m.traj_count[k])
-            if kind.size != n:
-                raise ValueError(f"trajectory '{traj.name}' changed its number of segments ({n} -> {kind.size})")
-            m.seg_kind[f:f + n] = kind
-            m.seg_time[f:f + n] = time
-            m.seg_par[f:f + n] = par
-
     @property
     def nv(self) -> int:
         return self.model.nv
@@ -141,7 +128,7 @@ class _Builder:
         self.mass.append(float(mass))
         self.com.append(np.asarray(com, float))
         self.Ic.append(np.zeros((3, 3)) if Ic is None else np.asarray(Ic, float))
-        if jtype == FIXED:
+        if jtype == JointType.FIXED:
             self.dof.append(-1)
         else:
             self.dof.append(len(self.dof_names))
@@ -162,24 +149,24 @@ def _joint_chain(b: _Builder, joint, parent_body, R0, p0, mass_props):
     else:
         ks = cs = rs = np.zeros(joint.ndof)
     if kind == "fixed":
-        return b.body(n, parent_body, FIXED, R0=R0, p0=p0, mass=m, com=com, Ic=Ic)
+        return b.body(n, parent_body, JointType.FIXED, R0=R0, p0=p0, mass=m, com=com, Ic=Ic)
     if kind in ("revolute", "prismatic"):
-        t = REVOLUTE if kind == "revolute" else PRISMATIC
+        t = JointType.REVOLUTE if kind == "revolute" else JointType.PRISMATIC
         return b.body(n, parent_body, t, axis=joint.axis, R0=R0, p0=p0, dof_name=f"{n}.q",
                       mass=m, com=com, Ic=Ic, k=ks[0], c=cs[0], qrest=rs[0])
     if kind == "universal":
-        a = b.body(f"{n}[1]", parent_body, REVOLUTE, axis=joint.axes[0], R0=R0, p0=p0,
+        a = b.body(f"{n}[1]", parent_body, JointType.REVOLUTE, axis=joint.axes[0], R0=R0, p0=p0,
                    dof_name=f"{n}.q1", k=ks[0], c=cs[0], qrest=rs[0])
-        return b.body(n, a, REVOLUTE, axis=joint.axes[1], dof_name=f"{n}.q2", mass=m, com=com, Ic=Ic,
+        return b.body(n, a, JointType.REVOLUTE, axis=joint.axes[1], dof_name=f"{n}.q2", mass=m, com=com, Ic=Ic,
                       k=ks[1], c=cs[1], qrest=rs[1])
     if kind in ("spherical", "free", "planar"):
         steps = []
         if kind == "planar":
-            steps = [(PRISMATIC, _EX, "x"), (PRISMATIC, _EY, "y"), (REVOLUTE, _EZ, "phi")]
+            steps = [(JointType.PRISMATIC, _EX, "x"), (JointType.PRISMATIC, _EY, "y"), (JointType.REVOLUTE, _EZ, "phi")]
         elif kind == "free":
-            steps += [(PRISMATIC, _EX, "x"), (PRISMATIC, _EY, "y"), (PRISMATIC, _EZ, "z")]
+            steps += [(JointType.PRISMATIC, _EX, "x"), (JointType.PRISMATIC, _EY, "y"), (JointType.PRISMATIC, _EZ, "z")]
         if kind != "planar":
-            steps += [(REVOLUTE, _EZ, "psi"), (REVOLUTE, _EY, "theta"), (REVOLUTE, _EX, "phi")]
+            steps += [(JointType.REVOLUTE, _EZ, "psi"), (JointType.REVOLUTE, _EY, "theta"), (JointType.REVOLUTE, _EX, "phi")]
         cur = parent_body
         for s, (t, ax, cname) in enumerate(steps):
             last = s == len(steps) - 1
@@ -237,12 +224,12 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
                 for r in range(1, len(lengths)):
                     sde_adr.append(len(b.dof_names))
                     mp = fr_segment(link, lengths[r])
-                    za = b.body(f"{link.name}.sde{r}[psi]", prev, REVOLUTE, axis=_EZ,
+                    za = b.body(f"{link.name}.sde{r}[psi]", prev, JointType.REVOLUTE, axis=_EZ,
                                 p0=(lengths[r - 1], 0.0, 0.0), dof_name=f"{link.name}.sde{r}.psi",
                                 k=s[0], c=link.damping * s[0])
-                    ya = b.body(f"{link.name}.sde{r}[theta]", za, REVOLUTE, axis=_EY,
+                    ya = b.body(f"{link.name}.sde{r}[theta]", za, JointType.REVOLUTE, axis=_EY,
                                 dof_name=f"{link.name}.sde{r}.theta", k=s[1], c=link.damping * s[1])
-                    prev = b.body(f"{link.name}.rfe{r}", ya, REVOLUTE, axis=_EX,
+                    prev = b.body(f"{link.name}.rfe{r}", ya, JointType.REVOLUTE, axis=_EX,
                                   dof_name=f"{link.name}.sde{r}.phi", mass=mp[0], com=mp[1], Ic=mp[2],
                                   k=s[2], c=link.damping * s[2])
                     rfe_bodies.append(prev)
@@ -284,10 +271,10 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         law[d] = f.law.code
         par[d] = f.law.params()
         if isinstance(f.load, fr.Journal):
-            load[d] = fr.LOAD_JOURNAL
+            load[d] = LoadKind.JOURNAL
             geom[d] = (0.5 * f.load.diameter, 0.0, 0.0)
         else:
-            load[d] = fr.LOAD_PIN
+            load[d] = LoadKind.PIN
             geom[d] = (f.load.R_n, f.load.R_p, f.load.R_b)
         if f.law.n_states:
             zidx[d] = nz
@@ -298,6 +285,7 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
     base_K = np.zeros((6, 6))
     base_D = np.zeros((6, 6))
     sup_body, sup_point, sup_k, sup_d = [], [], [], []
+    lsup_U, lsup_k, lsup_d = [], [], []
     if mech.supports and mech.support_model == "linearized":
         for s in mech.supports:
             jn = next(j for j in mech.joints if j.child == s.link)
@@ -312,6 +300,9 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
                           [0, 0, 1, 0, -x, y]], float)
             base_K += U.T @ np.diag(s.stiffness) @ U
             base_D += U.T @ np.diag(s.damping) @ U
+            lsup_U.append(U)
+            lsup_k.append(np.asarray(s.stiffness, float))
+            lsup_d.append(np.asarray(s.damping, float))
     else:
         for s in mech.supports:
             bb, pos = attach(s.link, s.point)
@@ -340,6 +331,8 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         dof_k=np.array(b.dof_k, float).reshape(nv), dof_c=np.array(b.dof_c, float).reshape(nv),
         dof_qrest=np.array(b.dof_qrest, float).reshape(nv),
         base_dof=i64([base_dof]), base_K=base_K, base_D=base_D,
+        lsup_U=np.array(lsup_U, float).reshape(-1, 3, 6), lsup_k=np.array(lsup_k, float).reshape(-1, 3),
+        lsup_d=np.array(lsup_d, float).reshape(-1, 3),
         sup_body=i64(sup_body), sup_point=np.array(sup_point, float).reshape(-1, 3),
         sup_anchor=np.zeros((len(sup_body), 3)),
         sup_k=np.array(sup_k, float).reshape(-1, 3), sup_d=np.array(sup_d, float).reshape(-1, 3),
@@ -367,6 +360,7 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         for s in range(len(sup_body)):
             bb = sup_body[s]
             model.sup_anchor[s] = op[bb] + oR[bb] @ model.sup_point[s]
+    freeze(model)
     return cm
 
 
@@ -394,9 +388,6 @@ def fr_segment(beam: Beam, length: float):
     return prism_segment(beam.density, beam.area, beam.Iy, beam.Iz, length)
 
 
-_GROUP_CODE = {"kinematic": 0, "programmed": 1, "base": 2, "nonholonomic": 3}
-
-
 def _compile_constraints(mech: Mechanism, attach, joints, dof_names) -> dict:
     """Constraint rows and trajectory segments as flat arrays (see MODEL_FIELDS)."""
     rows, objs, infos, trajs, labels = [], [], [], {}, []
@@ -421,9 +412,8 @@ def _compile_constraints(mech: Mechanism, attach, joints, dof_names) -> dict:
             if not isinstance(c, CutJoint):
                 fR = np.eye(3)
         unit = c.unit
-        if crow and all(r.kind == COORD for r in crow):
+        if crow and all(r.kind == RowKind.COORD for r in crow):
             j = next(j for j in joints if j.name == crow[0].dof[0])
-            d = j.dofadr + crow[0].dof[1]
             unit = "rad" if _dof_is_rotation(joints, j, crow[0].dof[1]) else "m"
         infos.append(ConstraintInfo(c.name, type(c).__name__, c.group, idx, [r.label for r in crow], unit,
                                     body, fR, np.asarray(fp, float), c))
@@ -435,17 +425,17 @@ def _compile_constraints(mech: Mechanism, attach, joints, dof_names) -> dict:
     pa, pb, e, u, v, tdir = z3(), z3(), z3(), z3(), z3(), z3()
     for k, r in enumerate(rows):
         kind[k] = r.kind
-        group[k] = _GROUP_CODE[mech.constraints[objs[k]].group]
+        group[k] = Group[mech.constraints[objs[k]].group.upper()]
         obj[k] = objs[k]
         ba, pa[k] = attach(r.link_a, r.pa)
         bb, pb[k] = attach(r.link_b, r.pb)
         ca[k], cb[k] = ba, bb
         side[k] = r.side
         e[k], u[k], v[k] = r.e, r.u, r.v
-        if r.kind == ELLIPSE:               # frame axes and centre are world quantities
+        if r.kind == RowKind.ELLIPSE:               # frame axes and centre are world quantities
             pb[k] = r.pb
         dof[k] = -1
-        if r.kind == COORD:
+        if r.kind == RowKind.COORD:
             j = next(j for j in joints if j.name == r.dof[0])
             dof[k] = j.dofadr + r.dof[1]
         traj[k] = trajs[id(r.trajectory)][0] if r.trajectory is not None else -1
@@ -463,7 +453,7 @@ def _compile_constraints(mech: Mechanism, attach, joints, dof_names) -> dict:
         sp.append(pp)
     seg_kind = np.concatenate(sk) if sk else np.zeros(0, np.int64)
     seg_time = np.concatenate(st) if st else np.zeros((0, 2))
-    seg_par = np.concatenate(sp) if sp else np.zeros((0, NPAR))
+    seg_par = np.concatenate(sp) if sp else np.zeros((0, SEGMENT_WIDTH))
     dep = []
     for name in mech.solver.dependent:
         if name not in dof_names:
@@ -471,15 +461,19 @@ def _compile_constraints(mech: Mechanism, attach, joints, dof_names) -> dict:
                              f"(coordinates: {', '.join(dof_names)})")
         dep.append(dof_names.index(name))
     s = mech.solver
-    opt = np.array([0.0 if s.formulation == "gpme" else 1.0, s.alpha, s.beta, float(s.projection),
-                    s.projection_tol, s.rank_tol, s.repartition_ratio, float(elim.sum())])
+    opt = np.zeros(len(SolverOption))
+    O = SolverOption
+    opt[O.FORMULATION] = Formulation[s.formulation.upper()]
+    opt[O.ALPHA], opt[O.BETA], opt[O.PROJECTION] = s.alpha, s.beta, float(s.projection)
+    opt[O.PROJECTION_TOL], opt[O.RANK_TOL], opt[O.REPARTITION_RATIO] = s.projection_tol, s.rank_tol, s.repartition_ratio
+    opt[O.ELIMINATED] = float(elim.sum())
     arrays = dict(
         con_kind=kind, con_group=group, con_obj=obj, con_a=ca, con_pa=pa, con_b=cb, con_pb=pb, con_side=side,
-        con_e=e, con_u=u, con_v=v, con_dof=dof, con_traj=traj, con_tdir=tdir, con_rel=rel, con_off=np.zeros(nc),
+        con_e=e, con_u=u, con_v=v, con_dof=dof, con_traj=traj, con_tdir=tdir, con_rel=rel,
         con_elim=elim, dep_user=np.array(dep, np.int64), con_opt=opt,
         traj_first=np.array(firsts, np.int64), traj_count=np.array(counts, np.int64),
         seg_kind=np.asarray(seg_kind, np.int64), seg_time=np.asarray(seg_time, float).reshape(-1, 2),
-        seg_par=np.asarray(seg_par, float).reshape(-1, NPAR),
+        seg_par=np.asarray(seg_par, float).reshape(-1, SEGMENT_WIDTH),
         cobj_body=np.array([ci.body for ci in infos], np.int64),
         cobj_R=np.array([ci.frame_R for ci in infos], float).reshape(-1, 3, 3),
         cobj_p=np.array([ci.frame_p for ci in infos], float).reshape(-1, 3),

@@ -27,198 +27,293 @@ State vector ``x`` (length ``nx = 2·nv + nz + 3``):
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
-#: elementary joint types
-FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
+from ..codes import SEGMENT_WIDTH, SolverOption, SolverStat
 
-MODEL_FIELDS = (
-    "nbody",        # int  number of elementary bodies
-    "nv",           # int  number of coordinates (= velocities; Euler-angle rates, no quaternions)
-    "nz",           # int  number of friction (bristle) states
-    "nx",           # int  state length 2·nv + nz + 3
-    "nc",           # int  number of constraint rows
-    "body_parent",  # (nbody,) int64  parent body, -1 = ground
-    "body_jtype",   # (nbody,) int64  FIXED / REVOLUTE / PRISMATIC
-    "body_axis",    # (nbody, 3)      unit axis in the joint frame
-    "body_R0",      # (nbody, 3, 3)   joint frame orientation in the parent frame
-    "body_p0",      # (nbody, 3)      joint frame origin in the parent frame, m
-    "body_dof",     # (nbody,) int64  coordinate index, -1 for FIXED
-    "body_mass",    # (nbody,)        kg
-    "body_com",     # (nbody, 3)      centre of mass in body frame, m
-    "body_Ic",      # (nbody, 3, 3)   inertia about the centre of mass, body axes, kg·m²
-    "dof_body",     # (nv,) int64     body moved by each coordinate
-    "dof_k",        # (nv,)           joint-space spring stiffness (RFEM sdes, joint springs)
-    "dof_c",        # (nv,)           joint-space damping
-    "dof_qrest",    # (nv,)           spring rest position
-    "base_dof",     # (1,) int64      first coordinate of a linearized flexible base, -1 if none
-    "base_K",       # (6, 6)          Σ Uᵀ S U of the linearized supports (paper 001)
-    "base_D",       # (6, 6)          Σ Uᵀ D U
-    "sup_body",     # (nsup,) int64   exact supports (paper 000 eq. 15): body
-    "sup_point",    # (nsup, 3)       attachment point, body frame
-    "sup_anchor",   # (nsup, 3)       undeformed world position r_E0
-    "sup_k",        # (nsup, 3)       stiffness along world axes, N/m
-    "sup_d",        # (nsup, 3)       damping, N·s/m
-    "dof_fric_law",   # (nv,) int64   friction law code (fmu_mb.model.friction.LAW_*)
-    "dof_fric_load",  # (nv,) int64   LOAD_JOURNAL / LOAD_PIN
-    "dof_fric_par",   # (nv, 8)       law parameters (see kernels.friction)
-    "dof_fric_geom",  # (nv, 3)       journal: (d/2, 0, 0); pin: (R_n, R_p, R_b)
-    "dof_fric_z",     # (nv,) int64   index of the bristle state in z, -1 if none
-    "fric_dofs",      # (nf,) int64   coordinates with friction
-    "fric_tol",     # (2,)           fixed-point tolerance (absolute N·m, relative)
-    "fric_maxit",   # (1,) int64     fixed-point iteration cap
-    "gravity",      # (3,)           world gravity, m/s²
+class Field(NamedTuple):
+    """One array (or scalar count) of Model or Data: the schema make_data, the JIT handles
+    (kernels.handles) and the native build (fmu_mb.native.build) all read."""
+    name: str
+    dtype: str          # "f8" | "i8" for arrays; "int" for a scalar count
+    shape: tuple        # sizes by name (see sizes()) or number; () for a scalar
+    doc: str
+    init: str = "zeros"  # Data only: zeros | eye (3×3 per row) | ones | arange | copy:<Model field>
+
+
+def _f(name, dtype, shape, doc, init="zeros"):
+    return Field(name, dtype, tuple(shape) if isinstance(shape, (tuple, list)) else (shape,), doc, init)
+
+
+#: constant arrays of a compiled mechanism (written by fmu_mb.model.compile only)
+MODEL_SCHEMA = (
+    _f("nbody", "int", (), "number of elementary bodies"),
+    _f("nv", "int", (), "number of coordinates (= velocities; Euler-angle rates, no quaternions)"),
+    _f("nz", "int", (), "number of friction (bristle) states"),
+    _f("nx", "int", (), "state length 2·nv + nz + 3"),
+    _f("nc", "int", (), "number of constraint rows"),
+    _f("body_parent", "i8", "nbody", "parent body, -1 = ground"),
+    _f("body_jtype", "i8", "nbody", "codes.JointType"),
+    _f("body_axis", "f8", ("nbody", 3), "unit axis in the joint frame"),
+    _f("body_R0", "f8", ("nbody", 3, 3), "joint frame orientation in the parent frame"),
+    _f("body_p0", "f8", ("nbody", 3), "joint frame origin in the parent frame, m"),
+    _f("body_dof", "i8", "nbody", "coordinate index, -1 for FIXED"),
+    _f("body_mass", "f8", "nbody", "kg"),
+    _f("body_com", "f8", ("nbody", 3), "centre of mass in body frame, m"),
+    _f("body_Ic", "f8", ("nbody", 3, 3), "inertia about the centre of mass, body axes, kg·m²"),
+    _f("dof_body", "i8", "nv", "body moved by each coordinate"),
+    _f("dof_k", "f8", "nv", "joint-space spring stiffness (RFEM sdes, joint springs)"),
+    _f("dof_c", "f8", "nv", "joint-space damping"),
+    _f("dof_qrest", "f8", "nv", "spring rest position"),
+    _f("base_dof", "i8", 1, "first coordinate of a linearized flexible base, -1 if none"),
+    _f("base_K", "f8", (6, 6), "Σ Uᵀ S U of the linearized supports (paper 001 eq. 4)"),
+    _f("base_D", "f8", (6, 6), "Σ Uᵀ D U"),
+    _f("lsup_U", "f8", ("nlsup", 3, 6), "linearized supports: d = U q_b, support displacement (paper 001 eq. 3)"),
+    _f("lsup_k", "f8", ("nlsup", 3), "linearized supports: stiffness S along world axes, N/m"),
+    _f("lsup_d", "f8", ("nlsup", 3), "linearized supports: damping D, N·s/m"),
+    _f("sup_body", "i8", "nsup", "exact supports (paper 000 eq. 15): body"),
+    _f("sup_point", "f8", ("nsup", 3), "attachment point, body frame"),
+    _f("sup_anchor", "f8", ("nsup", 3), "undeformed world position r_E0"),
+    _f("sup_k", "f8", ("nsup", 3), "stiffness along world axes, N/m"),
+    _f("sup_d", "f8", ("nsup", 3), "damping, N·s/m"),
+    _f("dof_fric_law", "i8", "nv", "codes.LawKind"),
+    _f("dof_fric_load", "i8", "nv", "codes.LoadKind"),
+    _f("dof_fric_par", "f8", ("nv", 8), "law parameters (see kernels.friction)"),
+    _f("dof_fric_geom", "f8", ("nv", 3), "journal: (d/2, 0, 0); pin: (R_n, R_p, R_b)"),
+    _f("dof_fric_z", "i8", "nv", "index of the bristle state in z, -1 if none"),
+    _f("fric_dofs", "i8", "nf", "coordinates with friction"),
+    _f("fric_tol", "f8", 2, "friction-loop tolerance (absolute N·m, relative)"),
+    _f("fric_maxit", "i8", 1, "friction-loop iteration cap"),
+    _f("gravity", "f8", 3, "world gravity, m/s²"),
     # constraint rows (fmu_mb.model.constraints; kernels.constraints)
-    "con_kind",     # (nc,) int64    POS / ORI / COORD / VEL / ELLIPSE
-    "con_group",    # (nc,) int64    0 kinematic, 1 programmed, 2 base, 3 nonholonomic
-    "con_obj",      # (nc,) int64    index of the constraint object the row belongs to
-    "con_a",        # (nc,) int64    body a (-1 ground)
-    "con_pa",       # (nc, 3)        point on a, body-a frame
-    "con_b",        # (nc,) int64    body b (-1 ground)
-    "con_pb",       # (nc, 3)        point on b, body-b frame (world for ground; ellipse centre)
-    "con_side",     # (nc,) int64    frame the direction e is fixed in: 0 world, 1 a, 2 b
-    "con_e",        # (nc, 3)        direction (POS, VEL); ellipse frame x axis
-    "con_u",        # (nc, 3)        ORI: vector fixed in a; ellipse frame y axis
-    "con_v",        # (nc, 3)        ORI: vector fixed in b
-    "con_dof",      # (nc,) int64    COORD: coordinate index
-    "con_traj",     # (nc,) int64    trajectory index, -1 none
-    "con_tdir",     # (nc, 3)        g(t) = tdir·p̂(t) + con_off
-    "con_rel",      # (nc,) int64    1: offset set at the start so that Φ(q0, t0) = 0
-    "con_off",      # (nc,)          offset of g (written by Simulator.anchor_constraints)
-    "con_elim",     # (nc,) int64    1: row eliminated as redundant by the user
-    "dep_user",     # (ndep,) int64  user-chosen dependent coordinates (paper 001 eq. 11)
-    "con_opt",      # (8,)           formulation (0 GPME, 1 Lagrange), α, β, projection, projection tol,
-                    #                rank tol, repartition ratio, number of eliminated rows
-    "traj_first",   # (ntraj,) int64 first segment of each trajectory
-    "traj_count",   # (ntraj,) int64 number of segments
-    "seg_kind",     # (nseg,) int64  trajectories.segments kinds
-    "seg_time",     # (nseg, 2)      t0, t1
-    "seg_par",      # (nseg, 8)      segment parameters
-    "cobj_body",    # (nobj,) int64  per constraint object: body of link_a (reaction output), -1 ground
-    "cobj_R",       # (nobj, 3, 3)   reaction output frame in that body frame (cut joints: J_a)
-    "cobj_p",       # (nobj, 3)      its origin in the body frame
-    "cobj_frame",   # (nobj,) int64  1: output in that frame's axes (cut joints); 0: world axes
-    "bf_body",      # (nbf,) int64   body-force inputs: body
-    "bf_point",     # (nbf, 3)       point of application, body frame
-    "bf_dir",       # (nbf, 3)       unit direction, body frame
-    "bf_rbody",     # (nbf,) int64   body receiving the opposite force, -1 none
-    "bf_rpoint",    # (nbf, 3)       its point of application, that body's frame
+    _f("con_kind", "i8", "nc", "codes.RowKind"),
+    _f("con_group", "i8", "nc", "codes.Group"),
+    _f("con_obj", "i8", "nc", "index of the constraint object the row belongs to"),
+    _f("con_a", "i8", "nc", "body a (-1 ground)"),
+    _f("con_pa", "f8", ("nc", 3), "point on a, body-a frame"),
+    _f("con_b", "i8", "nc", "body b (-1 ground)"),
+    _f("con_pb", "f8", ("nc", 3), "point on b, body-b frame (world for ground; ellipse centre)"),
+    _f("con_side", "i8", "nc", "codes.RowSide: frame the direction e is fixed in"),
+    _f("con_e", "f8", ("nc", 3), "direction (POS, VEL); ellipse frame x axis"),
+    _f("con_u", "f8", ("nc", 3), "ORI: vector fixed in a; ellipse frame y axis"),
+    _f("con_v", "f8", ("nc", 3), "ORI: vector fixed in b"),
+    _f("con_dof", "i8", "nc", "COORD: coordinate index"),
+    _f("con_traj", "i8", "nc", "trajectory index, -1 none"),
+    _f("con_tdir", "f8", ("nc", 3), "g(t) = tdir·p̂(t) + offset (Data.con_off)"),
+    _f("con_rel", "i8", "nc", "1: offset set at the start so that Φ(q0, t0) = 0"),
+    _f("con_elim", "i8", "nc", "1: row eliminated as redundant by the user"),
+    _f("dep_user", "i8", "ndep", "user-chosen dependent coordinates (paper 001 eq. 11)"),
+    _f("con_opt", "f8", len(SolverOption), "the description's solver options (codes.SolverOption); "
+       "a run's are Data.solver_opt"),
+    _f("traj_first", "i8", "ntraj", "first segment of each trajectory"),
+    _f("traj_count", "i8", "ntraj", "number of segments"),
+    _f("seg_kind", "i8", "nseg", "the description's segments (codes.SegmentKind); a run's are Data.traj_*"),
+    _f("seg_time", "f8", ("nseg", 2), "t0, t1"),
+    _f("seg_par", "f8", ("nseg", SEGMENT_WIDTH), "segment parameters (trajectories.segments)"),
+    _f("cobj_body", "i8", "nobj", "per constraint object: body of link_a (reaction output), -1 ground"),
+    _f("cobj_R", "f8", ("nobj", 3, 3), "reaction output frame in that body frame (cut joints: J_a)"),
+    _f("cobj_p", "f8", ("nobj", 3), "its origin in the body frame"),
+    _f("cobj_frame", "i8", "nobj", "1: output in that frame's axes (cut joints); 0: world axes"),
+    _f("bf_body", "i8", "nbf", "body-force inputs: body"),
+    _f("bf_point", "f8", ("nbf", 3), "point of application, body frame"),
+    _f("bf_dir", "f8", ("nbf", 3), "unit direction, body frame"),
+    _f("bf_rbody", "i8", "nbf", "body receiving the opposite force, -1 none"),
+    _f("bf_rpoint", "f8", ("nbf", 3), "its point of application, that body's frame"),
 )
 
-DATA_FIELDS = (
-    "oR", "op",          # (nbody,3,3), (nbody,3): world placement of body frames
-    "lR", "lp",          # local placement in the parent frame
-    "w", "vl",           # spatial velocity in body frame: angular, linear (of the frame origin)
-    "cw", "cl",          # velocity-product acceleration v × S q̇
-    "aw", "al",          # spatial acceleration (gravity folded in: ground accelerates at -g)
-    "fM", "fF",          # wrench from parent across the joint, body frame: moment (at origin), force
-    "extM", "extF",      # external wrench on the body (supports), body frame
-    "IA", "Ia", "pA", "U", "D", "u",   # articulated-body algorithm work arrays
-    "cm", "ch", "cJ",    # composite rigid body: mass, first moment, inertia about origin
-    "M",                 # (nv, nv) joint-space mass matrix
-    "tau", "qdd", "tau_pas", "tau_fric", "fric_load", "fric_coef", "fric_visc",
-    "tau_drive", "zdot",
-    "fric_iters", "fric_resid", "fric_fail",  # last loop solve: Newton iterations, residual; count of failed solves
-    "fric_W0", "fric_S", "fric_dL", "fric_J", "fric_r", "fric_tf", "fric_dt",  # friction-loop Newton work arrays
-    "power",             # (2,) dissipated power, input power
-    "xs", "k1", "k2", "k3", "k4",  # integrator stage storage (nx,)
-    "f6", "t6",          # (6,) scratch
-    "r33",               # (3, 3) scratch
-    "m66",               # (6, 6) scratch
+_V, _B3, _C = "nv", ("nbody", 3), "nc"
+#: work arrays and everything a run writes
+DATA_SCHEMA = (
+    _f("oR", "f8", ("nbody", 3, 3), "world orientation of body frames", "eye"),
+    _f("op", "f8", _B3, "world origin of body frames"),
+    _f("lR", "f8", ("nbody", 3, 3), "local orientation in the parent frame", "eye"),
+    _f("lp", "f8", _B3, "local origin in the parent frame"),
+    _f("w", "f8", _B3, "angular velocity, body frame"),
+    _f("vl", "f8", _B3, "linear velocity of the frame origin, body frame"),
+    _f("cw", "f8", _B3, "velocity-product acceleration v × S q̇, angular"),
+    _f("cl", "f8", _B3, "velocity-product acceleration, linear"),
+    _f("aw", "f8", _B3, "spatial acceleration, angular (gravity folded in: ground accelerates at -g)"),
+    _f("al", "f8", _B3, "spatial acceleration, linear"),
+    _f("fM", "f8", _B3, "moment from the parent across the joint (at the origin), body frame"),
+    _f("fF", "f8", _B3, "force from the parent across the joint, body frame"),
+    _f("extM", "f8", _B3, "external moment on the body (supports), body frame"),
+    _f("extF", "f8", _B3, "external force on the body, body frame"),
+    _f("IA", "f8", ("nbody", 6, 6), "articulated-body inertia"),
+    _f("Ia", "f8", ("nbody", 6, 6), "articulated inertia passed to the parent"),
+    _f("pA", "f8", ("nbody", 6), "articulated bias force"),
+    _f("U", "f8", ("nbody", 6), "ABA U = I^A S"),
+    _f("D", "f8", "nbody", "ABA D = Sᵀ U"),
+    _f("u", "f8", "nbody", "ABA u"),
+    _f("cm", "f8", "nbody", "composite rigid body: mass"),
+    _f("ch", "f8", _B3, "composite rigid body: first moment"),
+    _f("cJ", "f8", ("nbody", 3, 3), "composite rigid body: inertia about the origin"),
+    _f("M", "f8", (_V, _V), "joint-space mass matrix"),
+    _f("tau", "f8", _V, "generalized force"),
+    _f("qdd", "f8", _V, "accelerations"),
+    _f("tau_pas", "f8", _V, "passive generalized forces (springs, dampers, supports)"),
+    _f("tau_fric", "f8", _V, "friction torques/forces"),
+    _f("fric_load", "f8", _V, "friction normal loads L"),
+    _f("fric_coef", "f8", _V, "friction coefficient term"),
+    _f("fric_visc", "f8", _V, "viscous friction term"),
+    _f("tau_drive", "f8", _V, "driving forces (inputs, held over a step)"),
+    _f("zdot", "f8", "nz", "bristle-state rates"),
+    _f("fric_iters", "i8", 1, "Newton iterations of the last friction-loop solve"),
+    _f("fric_resid", "f8", 1, "its residual"),
+    _f("fric_fail", "i8", 1, "friction-loop solves that did not converge"),
+    _f("fric_W0", "f8", ("nf", 6), "friction-loop Newton work"),
+    _f("fric_S", "f8", ("nf", 6, "nf"), "friction-loop Newton work"),
+    _f("fric_dL", "f8", ("nf", 6), "friction-loop Newton work"),
+    _f("fric_J", "f8", ("nf", "nf"), "friction-loop Newton work"),
+    _f("fric_r", "f8", "nf", "friction-loop Newton work"),
+    _f("fric_tf", "f8", "nf", "friction-loop Newton work"),
+    _f("fric_dt", "f8", "nf", "friction-loop Newton work"),
+    _f("power", "f8", 2, "dissipated power, input power"),
+    _f("xs", "f8", "nx", "integrator stage state"),
+    _f("k1", "f8", "nx", "RK4 stage"),
+    _f("k2", "f8", "nx", "RK4 stage"),
+    _f("k3", "f8", "nx", "RK4 stage"),
+    _f("k4", "f8", "nx", "RK4 stage"),
+    _f("f6", "f8", 6, "scratch"),
+    _f("t6", "f8", 6, "scratch"),
+    _f("r33", "f8", (3, 3), "scratch"),
+    _f("m66", "f8", (6, 6), "scratch"),
     # constrained dynamics (kernels.constraints, kernels.constrained)
-    "jaxis",             # (nbody, 3) world joint axis of every body
-    "aw0", "al0",        # (nbody, 3) body accelerations at q̈ = 0 without gravity (γ terms)
-    "con_phi", "con_phid",   # (nc,) Φ (holonomic rows) and Φ̇ (all rows)
-    "con_C",             # (nc, nv) constraint matrix C = [Φ_q; Ψ]
-    "con_gam",           # (nc,) right-hand side γ of C q̈ = γ, Baumgarte terms included
-    "con_g",             # (nc, 3) g, ġ, g̈ of every row
-    "con_wM", "con_wF",  # (nc, 3) world moment and force of the row's unit wrench on body a
-    "con_wpa", "con_wpb",  # (nc, 3) world points where it acts on a and (negated) on b
-    "traj_out",          # (3, 3) trajectory evaluation scratch
-    "pka", "pkb",        # (5, 3) point kinematics scratch of the two sides of a row
-    "lam", "lam_req",    # (nc,) multipliers; (nv,) C_pᵀλ_p: generalized forces of programmed rows
-    "cp_rows", "cp_cols", "cp_rank", "cp_count", "cp_valid",   # partition: independent rows, dependent
-                         # coordinates first; rank; repartitions so far; 1 if set
-    "cp_null",           # (nc, nc) orthonormal basis of null(Cᵀ) in its first p columns
-    "L", "Z",            # (nv, nv) Cholesky factor of M;  (nv, nc) M⁻¹ C_Iᵀ
-    "A",                 # (nc, nc) Cholesky factor of C_I M⁻¹ C_Iᵀ
-    "K", "kpiv",         # (nv, nv) LU of the GPME matrix [Dᵀ M; C_I]; pivots
-    "Dm",                # (nv, nv) D = ∂q̇/∂q̇_i in its first nv − r columns
-    "Cd", "cpiv",        # (nc, nc) LU of the dependent block C_I,d; pivots
-    "cs1", "cs2",        # (nc, nv) scratch
-    "bias", "fvec", "finc", "v1", "v2",   # (nv,): b(q, q̇), right-hand side, unit friction load, scratch
-    "l1", "l2",          # (nc,) scratch
-    "cextM", "cextF",    # (nbody, 3) constraint wrenches on bodies, body frame
-    "bf_val",            # (nbf,) body-force input values, N (held over a step)
-    "bf_power",          # (1,) power of the body forces, W (last passive_forces)
-    "uq_obj", "uq_body",  # (nobj,), (nbody,) int64 reaction-uniqueness flags (kernels.constrained.uniqueness)
-    "con_stats",         # (6,) rank, redundancy p, projection iterations, max |Φ| after projection,
-                         #      dependent-block pivot ratio when partitioned, and now
+    _f("jaxis", "f8", _B3, "world joint axis of every body"),
+    _f("aw0", "f8", _B3, "body accelerations at q̈ = 0 without gravity (γ terms), angular"),
+    _f("al0", "f8", _B3, "the same, linear"),
+    _f("con_phi", "f8", _C, "Φ (holonomic rows)"),
+    _f("con_phid", "f8", _C, "Φ̇ (all rows)"),
+    _f("con_C", "f8", (_C, _V), "constraint matrix C = [Φ_q; Ψ]"),
+    _f("con_gam", "f8", _C, "right-hand side γ of C q̈ = γ, Baumgarte terms included"),
+    _f("con_g", "f8", (_C, 3), "g, ġ, g̈ of every row"),
+    _f("con_wM", "f8", (_C, 3), "world moment of the row's unit wrench on body a"),
+    _f("con_wF", "f8", (_C, 3), "world force of the row's unit wrench on body a"),
+    _f("con_wpa", "f8", (_C, 3), "world point where it acts on a"),
+    _f("con_wpb", "f8", (_C, 3), "world point where it acts (negated) on b"),
+    _f("traj_out", "f8", (3, 3), "trajectory evaluation scratch"),
+    _f("pka", "f8", (5, 3), "point kinematics scratch, side a"),
+    _f("pkb", "f8", (5, 3), "point kinematics scratch, side b"),
+    _f("lam", "f8", _C, "multipliers λ"),
+    _f("lam_req", "f8", _V, "C_pᵀλ_p: generalized forces of the programmed rows"),
+    _f("cp_rows", "i8", _C, "partition: independent rows first", "arange"),
+    _f("cp_cols", "i8", _V, "partition: dependent coordinates first", "arange"),
+    _f("cp_rank", "i8", 1, "partition: rank"),
+    _f("cp_count", "i8", 1, "partitions chosen so far"),
+    _f("cp_valid", "i8", 1, "1 if a partition is set"),
+    _f("cp_null", "f8", (_C, _C), "orthonormal basis of null(Cᵀ) in its first p columns"),
+    _f("L", "f8", (_V, _V), "Cholesky factor of M"),
+    _f("Z", "f8", (_V, _C), "M⁻¹ C_Iᵀ"),
+    _f("A", "f8", (_C, _C), "Cholesky factor of C_I M⁻¹ C_Iᵀ"),
+    _f("gpme_lu", "f8", (_V, _V), "LU of the GPME matrix [Dᵀ M; C_I]"),
+    _f("gpme_piv", "i8", _V, "its pivots"),
+    _f("Dm", "f8", (_V, _V), "D = ∂q̇/∂q̇_i in its first nv − r columns"),
+    _f("Cd", "f8", (_C, _C), "LU of the dependent block C_I,d"),
+    _f("cpiv", "i8", _C, "its pivots"),
+    _f("cs1", "f8", (_C, _V), "scratch"),
+    _f("cs2", "f8", (_C, _V), "scratch"),
+    _f("bias", "f8", _V, "b(q, q̇)"),
+    _f("fvec", "f8", _V, "right-hand side"),
+    _f("finc", "f8", _V, "unit friction load"),
+    _f("v1", "f8", _V, "scratch"),
+    _f("v2", "f8", _V, "scratch"),
+    _f("l1", "f8", _C, "scratch"),
+    _f("l2", "f8", _C, "scratch"),
+    _f("cextM", "f8", _B3, "constraint moments on bodies, body frame"),
+    _f("cextF", "f8", _B3, "constraint forces on bodies, body frame"),
+    _f("con_stats", "f8", len(SolverStat), "solver statistics (codes.SolverStat)"),
+    _f("uq_obj", "i8", "nobj", "reaction-uniqueness flag per constraint object", "ones"),
+    _f("uq_body", "i8", "nbody", "reaction-uniqueness flag per body", "ones"),
+    _f("bf_val", "f8", "nbf", "body-force input values, N (held over a step)"),
+    _f("bf_power", "f8", 1, "power of the body forces, W (last passive_forces)"),
+    # what a run sets besides the state (the Model keeps the description's values)
+    _f("con_off", "f8", _C, "offset of g(t) of every row (anchored at the start: relative rows)"),
+    _f("solver_opt", "f8", len(SolverOption), "solver options in force (codes.SolverOption)", "copy:con_opt"),
+    _f("traj_kind", "i8", "nseg", "trajectory segments in force (inputs change them)", "copy:seg_kind"),
+    _f("traj_time", "f8", ("nseg", 2), "their t0, t1", "copy:seg_time"),
+    _f("traj_par", "f8", ("nseg", SEGMENT_WIDTH), "their parameters", "copy:seg_par"),
 )
 
+MODEL_FIELDS = tuple(f.name for f in MODEL_SCHEMA)
+#: the Data fields a run sets besides its state (offsets, solver options, trajectory inputs)
+RUN_FIELDS = ("con_off", "solver_opt", "traj_kind", "traj_time", "traj_par")
+DATA_FIELDS = tuple(f.name for f in DATA_SCHEMA)
 
 
 class Model(namedtuple("ModelFields", MODEL_FIELDS)):
-    """Constant arrays of a compiled mechanism (fields: MODEL_FIELDS). ``struct`` is the
-    handle the jitted kernels take (kernels.handles); it views every array of this tuple."""
-
-    @property
-    def struct(self):
-        s = self.__dict__.get("_struct")
-        if s is None:
-            from ..kernels.handles import model_struct
-            s = self.__dict__["_struct"] = model_struct(self)
-        return s
+    """Constant arrays of a compiled mechanism (MODEL_SCHEMA). fmu_mb.model.compile makes them
+    read-only: whatever a run changes lives in Data."""
 
 
 class Data(namedtuple("DataFields", DATA_FIELDS)):
-    """Per-instance work arrays (fields: DATA_FIELDS); ``struct`` as for Model."""
+    """Per-instance work arrays and run settings (DATA_SCHEMA)."""
 
-    @property
-    def struct(self):
-        s = self.__dict__.get("_struct")
-        if s is None:
-            from ..kernels.handles import data_struct
-            s = self.__dict__["_struct"] = data_struct(self)
-        return s
+
+def sizes(model: Model) -> dict:
+    """The named sizes the schema's shapes use."""
+    return dict(nbody=model.nbody, nv=model.nv, nz=model.nz, nx=model.nx, nc=model.nc,
+                nf=model.fric_dofs.shape[0], nsup=model.sup_body.shape[0], nlsup=model.lsup_U.shape[0],
+                ndep=model.dep_user.shape[0], ntraj=model.traj_first.shape[0], nseg=model.seg_kind.shape[0],
+                nobj=model.cobj_body.shape[0], nbf=model.bf_body.shape[0])
+
+
+def shape_of(f: Field, n: dict) -> tuple:
+    return tuple(n[s] if isinstance(s, str) else s for s in f.shape)
+
+
+_DTYPES = {"f8": np.float64, "i8": np.int64}
 
 
 def make_data(model: Model) -> Data:
-    """Allocate the per-instance work arrays for ``model``."""
-    nb, nv, nz, nx, nc = model.nbody, model.nv, model.nz, model.nx, model.nc
-    nf = model.fric_dofs.shape[0]
-    z = np.zeros
-    return Data(
-        oR=np.tile(np.eye(3), (nb, 1, 1)), op=z((nb, 3)),
-        lR=np.tile(np.eye(3), (nb, 1, 1)), lp=z((nb, 3)),
-        w=z((nb, 3)), vl=z((nb, 3)), cw=z((nb, 3)), cl=z((nb, 3)),
-        aw=z((nb, 3)), al=z((nb, 3)), fM=z((nb, 3)), fF=z((nb, 3)),
-        extM=z((nb, 3)), extF=z((nb, 3)),
-        IA=z((nb, 6, 6)), Ia=z((nb, 6, 6)), pA=z((nb, 6)), U=z((nb, 6)), D=z(nb), u=z(nb),
-        cm=z(nb), ch=z((nb, 3)), cJ=z((nb, 3, 3)),
-        M=z((nv, nv)),
-        tau=z(nv), qdd=z(nv), tau_pas=z(nv), tau_fric=z(nv), fric_load=z(nv),
-        fric_coef=z(nv), fric_visc=z(nv), tau_drive=z(nv), zdot=z(nz),
-        fric_iters=np.zeros(1, np.int64), fric_resid=z(1), fric_fail=np.zeros(1, np.int64),
-        fric_W0=z((nf, 6)), fric_S=z((nf, 6, nf)), fric_dL=z((nf, 6)), fric_J=z((nf, nf)), fric_r=z(nf),
-        fric_tf=z(nf), fric_dt=z(nf),
-        power=z(2),
-        xs=z(nx), k1=z(nx), k2=z(nx), k3=z(nx), k4=z(nx),
-        f6=z(6), t6=z(6), r33=z((3, 3)), m66=z((6, 6)),
-        jaxis=z((nb, 3)), aw0=z((nb, 3)), al0=z((nb, 3)),
-        con_phi=z(nc), con_phid=z(nc), con_C=z((nc, nv)), con_gam=z(nc), con_g=z((nc, 3)),
-        con_wM=z((nc, 3)), con_wF=z((nc, 3)), con_wpa=z((nc, 3)), con_wpb=z((nc, 3)),
-        traj_out=z((3, 3)), pka=z((5, 3)), pkb=z((5, 3)), lam=z(nc), lam_req=z(nv),
-        cp_rows=np.arange(nc, dtype=np.int64), cp_cols=np.arange(nv, dtype=np.int64),
-        cp_rank=np.zeros(1, np.int64), cp_count=np.zeros(1, np.int64), cp_valid=np.zeros(1, np.int64),
-        cp_null=z((nc, nc)), L=z((nv, nv)), Z=z((nv, nc)), A=z((nc, nc)), K=z((nv, nv)),
-        kpiv=np.zeros(nv, np.int64), Dm=z((nv, nv)), Cd=z((nc, nc)), cpiv=np.zeros(nc, np.int64),
-        cs1=z((nc, nv)), cs2=z((nc, nv)), bias=z(nv), fvec=z(nv), finc=z(nv), v1=z(nv), v2=z(nv), l1=z(nc), l2=z(nc),
-        cextM=z((nb, 3)), cextF=z((nb, 3)), con_stats=z(6),
-        uq_obj=np.ones(model.cobj_body.shape[0], np.int64), uq_body=np.ones(nb, np.int64),
-        bf_val=z(model.bf_body.shape[0]), bf_power=z(1),
-    )
+    """Allocate the per-instance work arrays for ``model`` (DATA_SCHEMA)."""
+    n = sizes(model)
+    out = {}
+    for f in DATA_SCHEMA:
+        shape, dtype = shape_of(f, n), _DTYPES[f.dtype]
+        if f.init.startswith("copy:"):
+            a = np.array(getattr(model, f.init[5:]), dtype=dtype)       # a writable copy
+        elif f.init == "eye":
+            a = np.tile(np.eye(3), (shape[0], 1, 1))
+        elif f.init == "ones":
+            a = np.ones(shape, dtype)
+        elif f.init == "arange":
+            a = np.arange(shape[0], dtype=dtype)
+        else:
+            a = np.zeros(shape, dtype)
+        if a.shape != shape:
+            raise ValueError(f"Data field {f.name}: shape {a.shape}, the schema says {shape}")
+        out[f.name] = a
+    return Data(**out)
+
+
+def copy_run_settings(src: Data, dst: Data) -> None:
+    """Copy the RUN_FIELDS of one Data into another of the same Model."""
+    for name in RUN_FIELDS:
+        getattr(dst, name)[...] = getattr(src, name)
+
+
+def check_model(model: Model) -> None:
+    """Raise if a Model array's dtype or shape disagrees with MODEL_SCHEMA."""
+    n = sizes(model)
+    for f in MODEL_SCHEMA:
+        v = getattr(model, f.name)
+        if f.dtype == "int":
+            if not isinstance(v, (int, np.integer)):
+                raise TypeError(f"Model field {f.name} must be an int (got {type(v).__name__})")
+            continue
+        if not (isinstance(v, np.ndarray) and v.dtype == _DTYPES[f.dtype] and v.shape == shape_of(f, n)):
+            raise ValueError(f"Model field {f.name}: {getattr(v, 'dtype', type(v))} {np.shape(v)}, the schema says "
+                             f"{f.dtype} {shape_of(f, n)}")
+
+
+def freeze(model: Model) -> Model:
+    """``model`` with every array read-only (after check_model)."""
+    check_model(model)
+    for v in model:
+        if isinstance(v, np.ndarray):
+            v.flags.writeable = False
+    return model
 
 
 def vector(name: str, x, n: int) -> np.ndarray:

@@ -27,16 +27,14 @@ import math
 
 import numpy as np
 
+from ..codes import GROUP_NAMES, RowKind, RowSide
 from ..trajectories import Hold, Trajectory
 from ..trajectories.paths import Param
 
-GROUPS = ("kinematic", "programmed", "base", "nonholonomic")
+#: constraint groups (codes.Group, by name)
+GROUPS = GROUP_NAMES
+#: the link name of the world frame
 GROUND = "ground"
-
-# row kinds (kernels.constraints)
-POS, ORI, COORD, VEL, ELLIPSE = range(5)
-# side a direction is fixed in: world, link a, link b
-WORLD, SIDE_A, SIDE_B = 0, 1, 2
 
 
 def _vec3(owner, name, v) -> np.ndarray:
@@ -72,11 +70,11 @@ class Row:
     pa: np.ndarray = field(default_factory=lambda: np.zeros(3))
     link_b: str = GROUND
     pb: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    side: int = WORLD                 # frame the direction e is fixed in
+    side: int = RowSide.WORLD                 # frame the direction e is fixed in
     e: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    u: np.ndarray = field(default_factory=lambda: np.zeros(3))   # ORI: fixed in a; ELLIPSE: frame y axis
-    v: np.ndarray = field(default_factory=lambda: np.zeros(3))   # ORI: fixed in b
-    dof: str | None = None            # COORD: coordinate name
+    u: np.ndarray = field(default_factory=lambda: np.zeros(3))   # RowKind.ORI: fixed in a; RowKind.ELLIPSE: frame y axis
+    v: np.ndarray = field(default_factory=lambda: np.zeros(3))   # RowKind.ORI: fixed in b
+    dof: str | None = None            # RowKind.COORD: coordinate name
     trajectory: Trajectory | None = None
     tdir: np.ndarray = field(default_factory=lambda: np.zeros(3))  # g(t) = tdir·p̂(t)
     relative: bool = False            # g(t) offset so that Φ = 0 at the start
@@ -124,7 +122,7 @@ class CoordinateConstraint(Constraint):
     def rows(self):
         traj = self.trajectory if self.trajectory is not None else Hold(name=f"{self.name}_hold")
         rel = self.relative or self.trajectory is None
-        return [Row(self.name, COORD, dof=(self.joint, self.coordinate), trajectory=traj,
+        return [Row(self.name, RowKind.COORD, dof=(self.joint, self.coordinate), trajectory=traj,
                     tdir=np.array([1.0, 0.0, 0.0]), relative=rel)]
 
 
@@ -138,7 +136,7 @@ class FixedBase(Constraint):
 
     def rows(self):
         z = Hold(0.0, name=f"{self.name}_zero")
-        return [Row(f"{self.name}.{c}", COORD, dof=(self.joint, k), trajectory=z, tdir=np.array([1.0, 0.0, 0.0]))
+        return [Row(f"{self.name}.{c}", RowKind.COORD, dof=(self.joint, k), trajectory=z, tdir=np.array([1.0, 0.0, 0.0]))
                 for k, c in enumerate(("x", "y", "z", "psi", "theta", "phi"))]
 
 
@@ -169,9 +167,9 @@ class PointTrajectory(Constraint):
         R, o = self._frame()
         out = []
         for k in self.axes:
-            out.append(Row(f"{self.name}.{'xyz'[k]}" if len(self.axes) > 1 else self.name, POS,
+            out.append(Row(f"{self.name}.{'xyz'[k]}" if len(self.axes) > 1 else self.name, RowKind.POS,
                            link_a=self.link, pa=np.asarray(self.point, float), link_b=GROUND, pb=o,
-                           side=WORLD, e=R[:, k].copy(), trajectory=self.trajectory,
+                           side=RowSide.WORLD, e=R[:, k].copy(), trajectory=self.trajectory,
                            tdir=np.eye(3)[k if len(self.axes) > 1 else 0], relative=self.relative))
         return out
 
@@ -218,7 +216,7 @@ class PointOnEllipse(Constraint):
     def rows(self):
         R, o = (np.eye(3), np.zeros(3)) if self.frame is None else (np.asarray(self.frame[0], float),
                                                                     np.asarray(self.frame[1], float))
-        return [Row(self.name, ELLIPSE, link_a=self.link, pa=np.asarray(self.point, float), link_b=GROUND, pb=o,
+        return [Row(self.name, RowKind.ELLIPSE, link_a=self.link, pa=np.asarray(self.point, float), link_b=GROUND, pb=o,
                     e=R[:, 0].copy(), u=R[:, 1].copy(), trajectory=self.shape)]
 
     def links(self):
@@ -270,7 +268,7 @@ class CutJoint(Constraint):
                      "fixed": "xy" if self.planar else "xyz", "prismatic": ""}[self.kind]
         for k, c in enumerate("xyz"):
             if c in world_pos:
-                out.append(Row(f"{n}.{c}", POS, self.link_a, pa, self.link_b, pb, WORLD, np.eye(3)[k]))
+                out.append(Row(f"{n}.{c}", RowKind.POS, self.link_a, pa, self.link_b, pb, RowSide.WORLD, np.eye(3)[k]))
         if self.kind == "prismatic":
             if self.planar:
                 # in-plane normal to the sliding axis z_b: the one of x_b, y_b that lies in the xy plane
@@ -279,7 +277,7 @@ class CutJoint(Constraint):
             else:
                 dirs, lab = [Rb[:, 0], Rb[:, 1]], ["x", "y"]
             for d, lb in zip(dirs, lab):
-                out.append(Row(f"{n}.{lb}", POS, self.link_a, pa, self.link_b, pb, SIDE_B, d.copy()))
+                out.append(Row(f"{n}.{lb}", RowKind.POS, self.link_a, pa, self.link_b, pb, RowSide.B, d.copy()))
         ori = []
         if self.kind in ("revolute", "prismatic", "fixed") and not self.planar:
             ori += [("zx", Ra[:, 2], Rb[:, 0]), ("zy", Ra[:, 2], Rb[:, 1])]
@@ -290,7 +288,7 @@ class CutJoint(Constraint):
             else:
                 ori.append(("rot", Ra[:, 0], Rb[:, 1]))
         for lb, u, v in ori:
-            out.append(Row(f"{n}.{lb}", ORI, self.link_a, pa, self.link_b, pb, u=u.copy(), v=v.copy()))
+            out.append(Row(f"{n}.{lb}", RowKind.ORI, self.link_a, pa, self.link_b, pb, u=u.copy(), v=v.copy()))
         return out
 
     def links(self):
@@ -327,8 +325,8 @@ class RelativeDisplacement(Constraint):
     group: str = "programmed"
 
     def rows(self):
-        return [Row(self.name, POS, self.link_a, np.asarray(self.point_a, float), self.link_b,
-                    np.asarray(self.point_b, float), SIDE_B, _unit(self.name, "axis_b", self.axis_b),
+        return [Row(self.name, RowKind.POS, self.link_a, np.asarray(self.point_a, float), self.link_b,
+                    np.asarray(self.point_b, float), RowSide.B, _unit(self.name, "axis_b", self.axis_b),
                     trajectory=self.trajectory, tdir=np.array([1.0, 0.0, 0.0]), relative=self.relative)]
 
     def links(self):
@@ -347,7 +345,7 @@ class KnifeEdge(Constraint):
     group: str = "nonholonomic"
 
     def rows(self):
-        return [Row(self.name, VEL, self.link, np.asarray(self.point, float), GROUND, np.zeros(3), SIDE_A,
+        return [Row(self.name, RowKind.VEL, self.link, np.asarray(self.point, float), GROUND, np.zeros(3), RowSide.A,
                     _unit(self.name, "normal", self.normal))]
 
     def links(self):
@@ -371,8 +369,8 @@ class PointVelocity(Constraint):
     group: str = "programmed"
 
     def rows(self):
-        return [Row(self.name, VEL, self.link, np.asarray(self.point, float), GROUND, np.zeros(3),
-                    SIDE_A if self.in_link else WORLD, _unit(self.name, "direction", self.direction),
+        return [Row(self.name, RowKind.VEL, self.link, np.asarray(self.point, float), GROUND, np.zeros(3),
+                    RowSide.A if self.in_link else RowSide.WORLD, _unit(self.name, "direction", self.direction),
                     trajectory=self.trajectory, tdir=np.array([1.0, 0.0, 0.0]))]
 
     def links(self):

@@ -27,11 +27,10 @@ import math
 
 import numpy as np
 
-from .constraints import COORD, Constraint, ConstraintSolver, FixedBase
+from ..codes import RowKind
+from .constraints import GROUND, Constraint, ConstraintSolver, FixedBase
 from .friction import Friction
 from .inertia import check_inertia, prism_segment
-
-GROUND = "ground"
 
 #: number of coordinates of each joint kind and the default coordinate names
 JOINT_KINDS = {
@@ -449,7 +448,7 @@ class Mechanism:
                     raise ValueError(f"{type(c).__name__} '{c.name}': link {ln!r} is not a link of {owner}")
             for r in c.rows():
                 labels.append(r.label)
-                if r.kind == COORD:
+                if r.kind == RowKind.COORD:
                     jn, k = r.dof
                     if jn not in jnames:
                         raise ValueError(f"{type(c).__name__} '{c.name}': joint {jn!r} is not a joint of {owner}")

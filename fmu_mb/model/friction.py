@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 
+from ..codes import LawKind
+
 
 def _positive(owner: str, name: str, value: float, allow_zero: bool = True) -> None:
     ok = math.isfinite(value) and (value >= 0.0 if allow_zero else value > 0.0)
@@ -86,7 +88,7 @@ class CoulombViscous:
     k_v: float = 0.0
     v_eps: float = 1e-3
 
-    code = 1
+    code = LawKind.COULOMB_VISCOUS
     n_states = 0
 
     def validate(self, owner: str) -> None:
@@ -110,7 +112,7 @@ class Stribeck:
     k_v: float = 0.0
     v_eps: float = 1e-3
 
-    code = 2
+    code = LawKind.STRIBECK
     n_states = 0
 
     def validate(self, owner: str) -> None:
@@ -139,7 +141,7 @@ class Dahl:
     mu_s: float
     gamma: float = 1.0
 
-    code = 3
+    code = LawKind.DAHL
     n_states = 1
 
     def validate(self, owner: str) -> None:
@@ -167,7 +169,7 @@ class LuGre:
     mu_k: float
     v_s: float
 
-    code = 4
+    code = LawKind.LUGRE
     n_states = 1
 
     def validate(self, owner: str) -> None:
@@ -186,13 +188,6 @@ class LuGre:
 
 FrictionLaw = CoulombViscous | Stribeck | Dahl | LuGre
 NormalLoad = Journal | PinBearing
-
-#: integer codes used in compiled arrays (``Model.dof_fric_law``)
-LAW_NONE, LAW_COULOMB_VISCOUS, LAW_STRIBECK, LAW_DAHL, LAW_LUGRE = 0, 1, 2, 3, 4
-LOAD_JOURNAL, LOAD_PIN = 0, 1
-LAW_NAMES = {"none": LAW_NONE, "coulomb_viscous": LAW_COULOMB_VISCOUS, "stribeck": LAW_STRIBECK,
-             "dahl": LAW_DAHL, "lugre": LAW_LUGRE}
-
 
 @dataclass(frozen=True)
 class Friction:

@@ -29,15 +29,12 @@ import warnings
 from importlib import import_module
 from pathlib import Path
 
-import numpy as np
 from numba import carray, types
 from numba.extending import intrinsic
 
-from .. import registry
 from ..kernels.entries import ENTRIES
 from ..kernels.handles import DataStruct, ModelStruct
-from ..model.compile import compile_mechanism
-from ..model.compiled import DATA_FIELDS, MODEL_FIELDS, make_data
+from ..model.compiled import DATA_SCHEMA, MODEL_SCHEMA
 from ..sources import this_core_digest
 from . import LIB_DIR, MANIFEST, check, ext_suffix, module_name
 
@@ -56,30 +53,16 @@ def _pointer_intrinsic(dtype):
 _POINTERS = {"float64": _pointer_intrinsic(types.float64), "int64": _pointer_intrinsic(types.int64)}
 
 
-def field_schema(models=None) -> dict:
-    """{"model": [[field, dtype, ndim], ...], "data": [...]}: ndim -1 for a scalar int field.
-    Taken from the compiled registry models, which must all agree."""
-    schema = None
-    for name in models or registry.available():
-        cm = compile_mechanism(registry.build(name))
-        s = {"model": _schema_of(cm.model, MODEL_FIELDS), "data": _schema_of(make_data(cm.model), DATA_FIELDS)}
-        if schema is not None and s != schema:
-            raise RuntimeError(f"model '{name}' has Model/Data field types other models do not have")
-        schema = s
-    return schema
+def field_schema() -> dict:
+    """{"model": [[field, dtype, ndim], ...], "data": [...]} from the schema of fmu_mb.model.compiled
+    (ndim -1 for a scalar int field): the kernels' argument types, whatever mechanism they run."""
+    def rows(schema):
+        return [[f.name, "int64", -1] if f.dtype == "int" else [f.name, _NUMPY[f.dtype], len(f.shape)]
+                for f in schema]
+    return {"model": rows(MODEL_SCHEMA), "data": rows(DATA_SCHEMA)}
 
 
-def _schema_of(tup, fields) -> list:
-    out = []
-    for f in fields:
-        v = getattr(tup, f)
-        if isinstance(v, np.ndarray):
-            if v.dtype.name not in _POINTERS:
-                raise RuntimeError(f"field {f}: dtype {v.dtype} has no native address decoding")
-            out.append([f, v.dtype.name, v.ndim])
-        else:
-            out.append([f, "int64", -1])
-    return out
+_NUMPY = {"f8": "float64", "i8": "int64"}
 
 
 def _decoder(cls, schema):

@@ -44,7 +44,6 @@ def simulate(T: float = 5.0, dt: float = 0.01, **options) -> tuple[dict, float]:
     sim = Simulator(cm, mod.FMU["step_size"])
     sim.set_state(q=static_equilibrium(cm).q)
     col, jib, arm, base = (cm.joint(n).dofadr for n in ("column", "jib", "arm", "base"))
-    beam = next((b for b in cm.beams if b.name == "jib"), None)
     cols = {k: [] for k in ("t", "column", "jib", "arm", "xE", "yE", "zE", "ellipse", "lift", "base_z",
                             "base_theta", "base_phi", "deflection")}
     t0 = time.perf_counter()
@@ -56,13 +55,8 @@ def simulate(T: float = 5.0, dt: float = 0.01, **options) -> tuple[dict, float]:
                      ("lift", sim.violation("lift")), ("base_z", sim.q[base + 2]), ("base_theta", sim.q[base + 4]),
                      ("base_phi", sim.q[base + 5])):
             cols[k].append(v)
-        if beam is not None:       # jib tip deflection from the chord of its rfe chain, m
-            d, o = sim.data, beam.rfe_bodies[0]
-            tip = d.op[beam.rfe_bodies[-1]] + d.oR[beam.rfe_bodies[-1]] @ [beam.length - beam.rfe_start[-1], 0, 0]
-            local = d.oR[o].T @ (tip - d.op[o])
-            cols["deflection"].append(float(np.hypot(local[1], local[2])))
-        else:
-            cols["deflection"].append(0.0)
+        dfl = sim.deflection("jib")         # jib tip deflection, frame of its first rfe (0 when rigid)
+        cols["deflection"].append(float(np.hypot(dfl[1], dfl[2])))
         if sim.t >= T - 1e-9:
             break
         if sim.t < mod.TORQUE_TIME - 1e-9:

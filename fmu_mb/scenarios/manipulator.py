@@ -4,7 +4,7 @@ The eight variants S_{r|fl}_L_{r|fl}_J_{nf|f} (rigid/flexible base support, rigi
 (1,2), ideal/LuGre joints) of ``models/manipulator.py`` run for t_k = 4 s with RK4 at the model's
 FMU step (Baumgarte α = 1e3, β = 1e2). Every run starts from the static equilibrium of the whole
 constrained system with E at A (gravity held by the supports, the sde springs and the force of
-the programmed constraint; ``models/manipulator.static_start``), after which E is moved 1 cm off A along slider
+the programmed constraint; :func:`static_start`), after which E is moved 1 cm off A along slider
 (1,5) — the starting point "*" of Fig. 7 — and q̇ = 0, z = 0. Output:
 
   fig07_trajectory.png    E in the y^(P) z^(P) plane and its world coordinates x, y, z (Fig. 7)
@@ -32,6 +32,7 @@ import numpy as np
 from .. import registry
 from ..model import compile_mechanism
 from ..simulator import Simulator
+from ..statics import constrained_static_equilibrium
 
 JOINTS = ("phi11", "psi12", "psi13", "x14", "x15")
 LABELS = {"phi11": "φ(1,1)", "psi12": "ψ(1,2)", "psi13": "ψ(1,3)", "x14": "x(1,4)", "x15": "x(1,5)"}
@@ -42,6 +43,24 @@ def variant_name(base: str, link: str, friction: str) -> str:
     """Paper 000's notation (Fig. 6): S_r/S_fl, L_r/L_fl, J_nf/J_f."""
     return (f"S_{'r' if base == 'rigid' else 'fl'}_L_{'r' if link == 'rigid' else 'fl'}"
             f"_J_{'nf' if friction == 'none' else 'f'}")
+
+
+# ------------------------------------------------------------------ the paper's start
+def static_start(cm, offset: float | None = None) -> np.ndarray:
+    """The start of the paper's run (Fig. 7): the static equilibrium of the whole constrained
+    mechanism with E held at A by the programmed rows (every coordinate free: gravity balanced
+    by the supports or the base rows, the sde springs and the force at E; paper 000 starts
+    from statics), then E moved ``offset`` (m; default ``START_OFFSET`` of models/manipulator.py)
+    off A along slider (1,5), the point "*". The FMU's ``init.static`` (default true) starts
+    from the same statics without the offset (the model solver's static_groups / static_hold)."""
+    mod = registry.load("manipulator")
+    offset = mod.START_OFFSET if offset is None else offset
+    q0 = np.array(cm.q0, dtype=float)
+    q0[cm.dof("x15.q")] -= mod.START_OFFSET
+    groups = tuple(g for g in ("base", "programmed") if any(c.group == g for c in cm.constraints))
+    q = constrained_static_equilibrium(cm, q=q0, hold=(), groups=groups, tol=1e-9).q
+    q[cm.dof("x15.q")] += offset
+    return q
 
 
 # ------------------------------------------------------------------ one run
@@ -55,12 +74,11 @@ def simulate(base="rigid", link="rigid", friction="none", h: float | None = None
     if n_div is not None:
         opts["n_div"] = n_div
     cm = compile_mechanism(registry.build("manipulator", **opts))
-    q0 = mod.static_start(cm)
+    q0 = static_start(cm)
     sim = Simulator(cm, step_size=h)
     sim.set_state(q=q0)
     axis = {j: cm.model.body_axis[cm.joint(j).body].copy() for j in JOINTS}
     dof = {j: cm.dof(f"{j}.q") for j in JOINTS}
-    beam = cm.beams[0] if cm.beams else None
     n_f = int(round(T / dt_force))
     every = int(round(dt_out / dt_force))
     tf = np.arange(n_f + 1) * dt_force
@@ -91,7 +109,7 @@ def simulate(base="rigid", link="rigid", friction="none", h: float | None = None
             for j in JOINTS:
                 out[f"{j}.q"].append(sim.q[dof[j]])
                 out[f"{j}.F"].append(F[j])
-            dfl = link_deflection(sim, beam)
+            dfl = sim.deflection("link12")      # tip, frame of its first rfe; 0 when rigid
             out["deflection_y"].append(dfl[1])
             out["deflection_z"].append(dfl[2])
     wall = time.perf_counter() - t0
@@ -102,16 +120,6 @@ def simulate(base="rigid", link="rigid", friction="none", h: float | None = None
         rms[f"{j}.normal"] = rms_value(tf, nm[:, k])
     return {"series": series, "rms": rms, "wall": wall, "h": h, "nv": cm.nv,
             "friction_failures": sim.friction_failures, "repartitions": sim.repartitions}
-
-
-def link_deflection(sim, beam) -> np.ndarray:
-    """Tip deflection of link (1,2) from its undeformed shape, in the frame of its first rfe (m)."""
-    if beam is None:
-        return np.zeros(3)
-    d = sim.data
-    b0, bl = beam.rfe_bodies[0], beam.rfe_bodies[-1]
-    tip = d.op[bl] + d.oR[bl] @ np.array([beam.length - beam.rfe_start[-1], 0.0, 0.0])
-    return d.oR[b0].T @ (tip - d.op[b0]) - np.array([beam.length, 0.0, 0.0])
 
 
 def rms_value(t, F) -> float:

@@ -5,7 +5,7 @@ plane inclined at 45° (eq. 35), quintic moves of 1 s (eq. 28), Baumgarte α = 5
 (eq. 37), RK4 at the model's FMU step. Eight cases in the paper's notation
 S_{r|fl}_L_{r|fl}_J_{nf|f}: rigid (eq. 32) or flexible (eqs. 15–16) base support, rigid or
 RFEM coupler (eqs. 17–18), ideal or LuGre joints (eqs. 19–22). Every case starts "from
-solving the statics case" (models/rpsup.static_start: loop closed, arm joints ψ(1,1),
+solving the statics case" (:func:`static_start`: loop closed, arm joints ψ(1,1),
 x(1,2) held, base and coupler in equilibrium), so with a flexible base E starts off A
 and the programmed rows remove the offset (the slow Baumgarte pole, −2.51 1/s).
 
@@ -38,6 +38,7 @@ from .. import registry
 from ..kernels.kinematics import forward_kinematics, point_velocity
 from ..model import compile_mechanism
 from ..simulator import Simulator
+from ..statics import constrained_static_equilibrium
 
 CASES = [(b, c, f) for b in ("rigid", "flexible") for c in ("rigid", "flexible") for f in ("none", "lugre")]
 JOINTS = ("R11", "P12", "S13", "P21", "R22")
@@ -67,13 +68,54 @@ def e_velocity(sim) -> np.ndarray:
     return np.array(point_velocity(sim.data.oR, sim.data.w, sim.data.vl, body, p[0], p[1], p[2]))
 
 
+# --------------------------------------------------------------------------- statics and coupler shape
+def static_start(cm, q=None, tol: float = 1e-10):
+    """Initial conditions "from solving the statics case" (paper 000 section 3.2) for a
+    compiled RPSUP: at rest under gravity, support and sde springs, the arm joints
+    ``STATIC_HOLD`` of models/rpsup.py (ψ(1,1), x(1,2): they place E) held, the loop (and the
+    fixed base) closed. fmu_mb.statics.constrained_static_equilibrium; the FMU's
+    ``init.static`` does the same. Returns its solution: q, λ of the loop and base rows,
+    ``holding`` (the drive forces of the held joints, ≈ 0 elsewhere), residual."""
+    mod = registry.load("rpsup")
+    return constrained_static_equilibrium(cm, q=q, hold=mod.STATIC_HOLD, groups=("kinematic", "base"), tol=tol)
+
+
+def coupler_shape(sim) -> tuple[np.ndarray, np.ndarray]:
+    """Deformation of the coupler at the simulator's current state (paper 000 Fig. 19).
+
+    Returns (x, u): x (n,) the undeformed abscissae of the rfe joints and the tip, m, and
+    u (n, 3) their displacement from the straight coupler in the frame of rfe 0 (the RFEM
+    link frame; u[-1] is the FMU output coupler.deflection). A rigid coupler gives u = 0."""
+    cm = sim.cm
+    beams = [b for b in cm.beams if b.name == "coupler"]
+    if not beams:
+        return np.array([0.0, registry.load("rpsup").COUPLER_LENGTH]), np.zeros((2, 3))
+    info = beams[0]
+    tip = sim.deflection("coupler")                  # the FMU's output (kinematics at the current state)
+    oR, op = sim.data.oR, sim.data.op
+    b0 = info.rfe_bodies[0]
+    u = [oR[b0].T @ (op[b] - op[b0]) - np.array([x, 0.0, 0.0]) for x, b in zip(info.rfe_start, info.rfe_bodies)]
+    return np.array(list(info.rfe_start) + [info.length]), np.array(u + [tip])
+
+
+def chord_sag(sim) -> float:
+    """Largest distance of the coupler's rfe joints from the chord S–U (m): the deflection of a
+    link pinned at both ends, independent of the rfe-0 frame."""
+    x, u = coupler_shape(sim)
+    p = np.column_stack([x, np.zeros_like(x), np.zeros_like(x)]) + u
+    a, b = p[0], p[-1]
+    e = (b - a) / np.linalg.norm(b - a)
+    r = p - a
+    return float(np.max(np.linalg.norm(r - np.outer(r @ e, e), axis=1)))
+
+
 def simulate(base, coupler, friction, T=None, dt=0.002, h=None) -> dict:
     """One case from statics: time series (dict of arrays) and coupler shapes."""
     mod = registry.load("rpsup")
     T = mod.STOP_TIME if T is None else T
     h = mod.FMU["step_size"] if h is None else h
     cm = compile_mechanism(mod.build(base=base, coupler=coupler, friction=friction))
-    st = mod.static_start(cm)
+    st = static_start(cm)
     sim = Simulator(cm, step_size=h)
     sim.set_state(q=st.q, qd=np.zeros(cm.nv))
     n = int(round(T / dt))
@@ -95,12 +137,12 @@ def simulate(base, coupler, friction, T=None, dt=0.002, h=None) -> dict:
         E = sim.point("E")
         v = e_velocity(sim)
         loc = cut_violation_local(sim)
-        xs, u = mod.coupler_shape(sim)
+        xs, u = coupler_shape(sim)
         row = {"t": sim.t, "E.x": E[0], "E.y": E[1], "E.z": E[2], "E.vy": v[1],
                "cut.x": loc[0], "cut.y": loc[1], "cut.z": loc[2], "cut.norm": sim.violation("cut_R"),
                "cut.angle": sim.violation_angle("cut_R"),
                "tip.y": u[-1, 1], "tip.z": u[-1, 2], "tip.norm": float(np.linalg.norm(u[-1])),
-               "sag": mod.chord_sag(sim), "base.y": sim.q[cm.dof("base.y")]}
+               "sag": chord_sag(sim), "base.y": sim.q[cm.dof("base.y")]}
         eP = R_P.T @ (E - O_P)
         row["E.xP"], row["E.yP"], row["E.zP"] = eP
         if hasp:

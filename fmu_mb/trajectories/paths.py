@@ -11,12 +11,12 @@ compiled arrays keep their shape and are rewritten in place.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 import math
 
 import numpy as np
 
-from .kinds import ELLIPSE, LINEAR, NPAR, QUINTIC
+from ..codes import SEGMENT_WIDTH, SegmentKind
 
 
 @dataclass(frozen=True)
@@ -86,26 +86,18 @@ class Trajectory:
         if any(b < a for a, b in zip(t0s, t0s[1:])):
             raise ValueError(f"trajectory '{self.name}': segments must start in time order")
         for kind, t0, t1, _ in segs:
-            if kind != LINEAR and not (t1 > t0):
+            if kind != SegmentKind.LINEAR and not (t1 > t0):
                 raise ValueError(f"trajectory '{self.name}': every move needs a duration > 0 s")
 
     def table(self):
-        """(kind (n,), time (n, 2), par (n, NPAR)) arrays of the segments."""
+        """(kind (n,), time (n, 2), par (n, SEGMENT_WIDTH)) arrays of the segments."""
         segs = self.segments()
         kind = np.array([s[0] for s in segs], dtype=np.int64)
         time = np.array([[s[1], s[2]] for s in segs], dtype=float).reshape(-1, 2)
-        par = np.zeros((len(segs), NPAR))
+        par = np.zeros((len(segs), SEGMENT_WIDTH))
         for i, s in enumerate(segs):
             par[i, :len(s[3])] = s[3]
         return kind, time, par
-
-    def evaluate(self, t: float) -> np.ndarray:
-        """(3, 3) array: p̂(t), dp̂/dt, d²p̂/dt² (the jitted evaluation the kernels use)."""
-        from .segments import eval_trajectory      # numba: only where evaluated from Python
-        kind, time, par = self.table()
-        out = np.zeros((3, 3))
-        eval_trajectory(kind, time, par, 0, kind.size, float(t), out)
-        return out
 
 
 @dataclass
@@ -117,7 +109,7 @@ class Hold(Trajectory):
 
     def segments(self):
         p = _vec3(self.value)
-        return [(QUINTIC, 0.0, 1.0, np.concatenate([p, p]))]
+        return [(SegmentKind.QUINTIC, 0.0, 1.0, np.concatenate([p, p]))]
 
 
 @dataclass
@@ -138,7 +130,7 @@ class Move(Trajectory):
         p0 = _vec3(self.start)
         d = np.atleast_1d(np.asarray(self.delta, float))
         p1 = p0 + _vec3(d if d.size > 1 else [float(d[0])])
-        return [(QUINTIC, float(self.t_start), float(self.t_start + self.duration), np.concatenate([p0, p1]))]
+        return [(SegmentKind.QUINTIC, float(self.t_start), float(self.t_start + self.duration), np.concatenate([p0, p1]))]
 
 
 @dataclass
@@ -154,7 +146,7 @@ class Linear(Trajectory):
 
     def segments(self):
         r = np.atleast_1d(np.asarray(self.rate, float))
-        return [(LINEAR, float(self.t_start), float(self.t_start), np.concatenate([_vec3(self.start), _vec3(r)]))]
+        return [(SegmentKind.LINEAR, float(self.t_start), float(self.t_start), np.concatenate([_vec3(self.start), _vec3(r)]))]
 
 
 @dataclass
@@ -182,7 +174,7 @@ class Polyline(Trajectory):
             pts = pts + [pts[0]]
         segs, t = [], float(self.t_start)
         for a, b in zip(pts, pts[1:]):
-            segs.append((QUINTIC, t, t + self.move_time, np.concatenate([a, b])))
+            segs.append((SegmentKind.QUINTIC, t, t + self.move_time, np.concatenate([a, b])))
             t += self.move_time + self.stop_time
         return segs
 
@@ -243,7 +235,7 @@ class EllipseArc(Trajectory):
               "duration": Param("s", "duration", 1e-3, 1e6)}
 
     def segments(self):
-        return [(ELLIPSE, float(self.t_start), float(self.t_start + self.duration),
+        return [(SegmentKind.ELLIPSE, float(self.t_start), float(self.t_start + self.duration),
                  np.concatenate([_vec3(self.centre), [self.a, self.b, self.phi_start, self.phi_end]]))]
 
 

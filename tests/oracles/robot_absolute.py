@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from fmu_mb.algorithms import trajectory
+
 OM = np.array([[0.0, -1.0], [1.0, 0.0]])
 BODY = ("platform", "carrier_front", "carrier_rear", "rod_front", "rod_rear", "slider", "trolley")
 
@@ -63,7 +65,7 @@ class Robot:
         d = r(j) + _R(ph(j)) @ sj - r(i) - _R(ph(i)) @ si
         dd = rd(j) + OM @ _R(ph(j)) @ sj * phd(j) - rd(i) - OM @ _R(ph(i)) @ si * phd(i)
         dq = -_R(ph(j)) @ sj * phd(j) ** 2 + _R(ph(i)) @ si * phd(i) ** 2
-        g, gd, gdd = self.traj.evaluate(t)[:, 0]
+        g, gd, gdd = trajectory(self.traj, t)[:, 0]
         for kind, gvec in (("offset", OM @ vv), ("drive", vv)):
             row = np.zeros(21)
             # d/dq of gᵀd with g fixed in body i: ∂g/∂φ_i = Ω g

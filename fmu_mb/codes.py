@@ -1,0 +1,136 @@
+"""Every integer code of the compiled arrays, defined once (no numpy, no numba).
+
+The description layer writes these codes into the Model arrays (fmu_mb.model.compile),
+the kernels branch on them (numba folds an ``IntEnum`` member to its constant) and the FMI
+layer builds its output table from them before any kernel is loaded. A code's meaning is
+the docstring of its member's enum; nothing else defines a number for it.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class JointType(IntEnum):
+    """Motion of an elementary body relative to its parent (``Model.body_jtype``)."""
+    FIXED = 0
+    REVOLUTE = 1        # about body_axis
+    PRISMATIC = 2       # along body_axis
+
+
+class LawKind(IntEnum):
+    """Friction law of a coordinate (``Model.dof_fric_law``; fmu_mb.model.friction, kernels.friction)."""
+    NONE = 0
+    COULOMB_VISCOUS = 1     # paper 002 eq. 42
+    STRIBECK = 2            # paper 002 eq. 52
+    DAHL = 3                # paper 001 eqs. 21-22
+    LUGRE = 4               # paper 000 eqs. 22-24
+
+
+class LoadKind(IntEnum):
+    """Normal-load form the friction coefficient multiplies (``Model.dof_fric_load``)."""
+    JOURNAL = 0         # f_n·d/2 (paper 000 eq. 21)
+    PIN = 1             # pin bearing (paper 002 eq. 47)
+
+
+class RowKind(IntEnum):
+    """Kind of a constraint row (``Model.con_kind``; kernels.constraints)."""
+    POS = 0             # e·(r_b − r_a) = g(t)
+    ORI = 1             # u_a·v_b = 0 (orientation of a cut joint)
+    COORD = 2           # q[dof] = g(t)
+    VEL = 3             # e·v = 0, first order (nonholonomic knife edge)
+    ELLIPSE = 4         # point on an ellipse (paper 001 eq. 17)
+
+
+class RowSide(IntEnum):
+    """Frame a row's direction e is fixed in (``Model.con_side``)."""
+    WORLD = 0
+    A = 1
+    B = 2
+
+
+class Group(IntEnum):
+    """Constraint group of a row (``Model.con_group``); names as in the descriptions."""
+    KINEMATIC = 0       # loop closures
+    PROGRAMMED = 1      # programmed motion (papers 000, 001)
+    BASE = 2            # a fixed base instead of supports
+    NONHOLONOMIC = 3    # first-order rows
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+#: group names of the descriptions, in code order
+GROUP_NAMES = tuple(g.label for g in Group)
+
+
+class Formulation(IntEnum):
+    """Constrained equations (``SolverOption.FORMULATION``)."""
+    GPME = 0            # reduced, coordinate partitioning (paper 000 eqs. 25-26, 33, 37)
+    LAGRANGE = 1        # multipliers, index-1 (paper 004 eq. 13)
+
+
+class SegmentKind(IntEnum):
+    """Trajectory segment kinds (fmu_mb.trajectories.segments; parameter row of SEGMENT_WIDTH)."""
+    QUINTIC = 0
+    ELLIPSE = 1
+    LINEAR = 2
+
+
+#: width of a trajectory segment's parameter row
+SEGMENT_WIDTH = 8
+
+
+class SolverOption(IntEnum):
+    """Slots of the constraint-solver options ``solver_opt`` (Model's defaults, Data's in force)."""
+    FORMULATION = 0         # Formulation code
+    ALPHA = 1               # Baumgarte α, 1/s (paper 000 eqs. 33, 37)
+    BETA = 2                # Baumgarte β, 1/s
+    PROJECTION = 3          # 1: project positions and velocities after every step
+    PROJECTION_TOL = 4      # Newton tolerance of the position projection
+    RANK_TOL = 5            # relative pivot tolerance of the rank decision
+    REPARTITION_RATIO = 6   # repartition when the pivot ratio drops below this share of the chosen one
+    ELIMINATED = 7          # number of rows eliminated by the user (0: minimum-norm multipliers)
+
+
+class SolverStat(IntEnum):
+    """Slots of the constraint-solver statistics ``Data.con_stats`` (written by the kernels)."""
+    RANK = 0                # rank of C at the last partition
+    REDUNDANCY = 1          # rows − rank
+    PROJECTION_ITERATIONS = 2
+    PROJECTION_RESIDUAL = 3  # max |Φ| after the last projection
+    PIVOT_RATIO_CHOSEN = 4   # dependent-block pivot ratio when the partition was chosen
+    PIVOT_RATIO = 5          # the same ratio now (0: C singular)
+
+
+class OutputKind(IntEnum):
+    """Output kinds of the FMU output table (fmu_mb.outputs, filled by kernels.outputs)."""
+    Q = 0               # coordinate
+    QD = 1              # rate
+    F = 2               # joint reaction force, joint frame
+    M = 3               # joint reaction moment, joint frame
+    F_NORMAL = 4        # reaction perpendicular to a joint axis
+    FRICTION_LOAD = 5   # friction normal load L
+    TAU_FRICTION = 6    # friction torque/force
+    SUPPORT = 7         # force of an exact support, world
+    POINT = 8           # world position of a point
+    DEFLECTION = 9      # beam tip deflection, beam-root frame
+    KINETIC = 10
+    POTENTIAL = 11
+    DISSIPATED = 12
+    WORK_IN = 13
+    FRICTION_ITERATIONS = 14
+    FRICTION_FAILURES = 15
+    TAU_REQUIRED = 16   # C_pᵀλ_p at a coordinate
+    LAMBDA = 17         # multiplier of one row (coordinate constraints)
+    CON_FORCE = 18      # force of a constraint object on its link
+    CON_MOMENT = 19
+    VIOLATION = 20
+    VIOLATION_ANGLE = 21
+    UNIQUE_JOINT = 22
+    UNIQUE_CONSTRAINT = 23
+    RANK = 24
+    REDUNDANCY = 25
+    REPARTITIONS = 26
+    WORK_CONSTRAINTS = 27
+    BASE_SUPPORT = 28   # force of one support of a linearized flexible base, world
