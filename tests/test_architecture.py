@@ -270,3 +270,23 @@ def test_package_has_no_import_cycle():
     for m in sorted(graph):
         if m not in state:
             visit(m)
+
+
+# ----------------------------------------------------------------------------- interface in the FMU
+def test_interface_table_is_written_into_the_fmu(fmus):
+    """The builder writes the interface table into the FMU (resources/interface.json), so the slave
+    reads it instead of deriving it at every instantiation; the table round-trips exactly and a
+    damaged one is refused."""
+    from fmu_mb.fmi.interface import INTERFACE_FILE, Interface, build_interface
+    for name in MODELS:
+        module = registry.load(name)
+        itf = build_interface(name, module, compile_mechanism(module.build()),
+                              getattr(module, "FMU", {}).get("step_size", 1e-3),
+                              getattr(module, "FMU", {}).get("static_start", False))
+        with zipfile.ZipFile(fmus[name].path) as z:
+            text = z.read(f"resources/{INTERFACE_FILE}").decode()
+        loaded = Interface.from_json(text)
+        assert loaded == itf and loaded.digest() == itf.digest(), name
+    for bad in (text.replace('"unit": "N"', '"unit": "kN"', 1), text[:-20], "{}"):
+        with pytest.raises(ValueError, match="interface table"):
+            Interface.from_json(bad)

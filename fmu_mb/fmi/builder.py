@@ -43,7 +43,7 @@ from .. import registry
 from ..sources import TOOLING, core_digest, is_tooling
 from ..model.compile import compile_mechanism
 from .description import fmu_guid, interface_markdown, model_description
-from .interface import build_interface, check_variants
+from .interface import INTERFACE_FILE, build_interface, check_variants
 
 PACKAGE = Path(__file__).resolve().parents[1]
 SHIM_SOURCE = Path(__file__).with_name("shim") / "fmu_mb_shim.c"
@@ -237,6 +237,7 @@ def _package(name: str, script_text: str, itf, description: str, stop_time: floa
             zout.write(shim, f"binaries/linux64/{name}.so")
             zout.write(_pythonfmu_binary(), "binaries/linux64/pythonfmu-export.so")
             zout.writestr("documentation/interface.md", doc)
+            zout.writestr(f"resources/{INTERFACE_FILE}", itf.to_json())
         fmu = out_dir / f"{name}.fmu"
         shutil.move(tmp_fmu, fmu)
     md = out_dir / f"{name}.md"

@@ -52,6 +52,8 @@ from ..units import DISPLAY, coordinate_units, force_unit
 COORDINATE_LIMIT = 1e6
 #: range of every start rate (m/s or rad/s) and of the rates of a restored FMU state
 RATE_LIMIT = 1e6
+#: file name of the interface table in an FMU's resources (Interface.to_json; written by fmi.builder)
+INTERFACE_FILE = "interface.json"
 #: default of ``solver.max_violation`` where the model file's FMU dict gives none (m, rad, m/s)
 MAX_VIOLATION = 1e-2
 
@@ -83,6 +85,11 @@ class Var:
         return DISPLAY.get(self.unit) if self.unit else None
 
 
+def _sha256(vars_: list) -> str:
+    import json
+    return hashlib.sha256(json.dumps(vars_, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
 @dataclass
 class Interface:
     model: str
@@ -97,6 +104,30 @@ class Interface:
 
     def of(self, causality: str) -> list:
         return [i for i, v in enumerate(self.vars) if v.causality == causality]
+
+    def to_json(self) -> str:
+        """The table as JSON (written into an FMU at build time: its slave reads it instead of
+        deriving the interface again at every instantiation), with a SHA-256 of its variables."""
+        import json
+        from dataclasses import asdict
+        vars_ = [asdict(v) for v in self.vars]
+        return json.dumps({"format": 1, "model": self.model, "sha256": _sha256(vars_), "vars": vars_},
+                          ensure_ascii=False, indent=0)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Interface":
+        """Inverse of :meth:`to_json`; ValueError if the text is not such a table or is damaged."""
+        import json
+        try:
+            data = json.loads(text)
+            ok = data.get("format") == 1 and data.get("sha256") == _sha256(data["vars"])
+            itf = cls(data["model"], [Var(**{**v, "source": tuple(v["source"]), "depends": tuple(v["depends"])})
+                                      for v in data["vars"]])
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not an fmu_mb interface table ({exc})") from None
+        if not ok:
+            raise ValueError("the interface table is damaged (its checksum does not match its variables)")
+        return itf
 
     def digest(self) -> str:
         """Hash of names, types and causalities: identifies the interface in saved states."""

@@ -36,7 +36,7 @@ from ..model.compile import compile_mechanism
 from ..outputs import spec_table
 from ..simulator import SimulationError, Simulator
 from ..stability import rk4_step_limit
-from .interface import COORDINATE_LIMIT, RATE_LIMIT, build_interface
+from .interface import COORDINATE_LIMIT, INTERFACE_FILE, RATE_LIMIT, Interface, build_interface
 from .table_slave import TableSlave
 
 
@@ -64,8 +64,12 @@ class MechanismSlave(TableSlave):
         self.description = (self._module.__doc__ or self.MODEL_NAME).strip().splitlines()[0]
         self._reference = compile_mechanism(self._module.build())
         self._sim = None
-        itf = build_interface(self.MODEL_NAME, self._module, self._reference, self._meta.get("step_size", 1e-3),
-                              self._meta.get("static_start", False))
+        table = Path(self.resources or "") / INTERFACE_FILE        # written by the builder (fmi.builder)
+        if self.resources and table.is_file():
+            itf = Interface.from_json(table.read_text(encoding="utf-8"))
+        else:                                                      # a slave outside an FMU (tests)
+            itf = build_interface(self.MODEL_NAME, self._module, self._reference, self._meta.get("step_size", 1e-3),
+                                  self._meta.get("static_start", False))
         inputs = [(i, v) for i, v in enumerate(itf.vars) if v.causality == "input"]
         self._drive_vr = np.array([i for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
         self._traj_inputs = [(i, v.source[1], v.source[2], v.name) for i, v in inputs if v.source[0] == "traj"]
