@@ -7,7 +7,7 @@ QR with column pivoting C E = Q R (eq. 21), Q^col = the last p columns of Q, and
 B_X = C_Xᵀ Q_X^col (eq. 27); the reaction in pair X is uniquely determined iff B_X = 0.
 
 The runtime (FMU outputs, :meth:`Simulator.uniqueness`) uses the equivalent
-null-space form in the kernels (kernels.constrained.uniqueness: Q^col spans null(Cᵀ));
+null-space form in the kernels (kernels.uniqueness.uniqueness: Q^col spans null(Cᵀ));
 this module is the paper's procedure as printed, for reports and as a cross-check.
 """
 from __future__ import annotations

@@ -122,7 +122,7 @@ class Simulator:
     def assemble(self, groups=("kinematic", "base", "nonholonomic"), velocities_only: bool = False) -> int:
         """Make the current state consistent with the constraints of ``groups``: solve the
         holonomic rows for the positions (unless velocities_only) and project the velocities
-        (kinetic-energy metric, kernels.constrained.project). Loop closures need this when
+        (kinetic-energy metric, kernels.projection.project). Loop closures need this when
         the given start values only approximately close the loops. Returns Newton iterations.
         Raises RuntimeError if the positions do not converge."""
         if not self.model.nc:

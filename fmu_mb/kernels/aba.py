@@ -31,7 +31,7 @@ def aba_inertias(m, d):
         spatial_inertia(mass, com, Ic, i, IA)
     for i in range(nb - 1, -1, -1):
         jt = jtype[i]
-        if jt != 0:
+        if jt != JointType.FIXED:
             off = 0 if jt == JointType.REVOLUTE else 3
             for r in range(6):
                 U[i, r] = IA[i, r, off] * ax[i, 0] + IA[i, r, off + 1] * ax[i, 1] + IA[i, r, off + 2] * ax[i, 2]
@@ -77,7 +77,7 @@ def aba_accelerations(m, d, tau, with_external):
         for r in range(6):
             pa[r] = pA[i, r] + (Ia[i, r, 0] * cw[i, 0] + Ia[i, r, 1] * cw[i, 1] + Ia[i, r, 2] * cw[i, 2]
                                 + Ia[i, r, 3] * cl[i, 0] + Ia[i, r, 4] * cl[i, 1] + Ia[i, r, 5] * cl[i, 2])
-        if jt != 0:
+        if jt != JointType.FIXED:
             off = 0 if jt == JointType.REVOLUTE else 3
             ui = tau[dof[i]] - (ax[i, 0] * pA[i, off] + ax[i, 1] * pA[i, off + 1] + ax[i, 2] * pA[i, off + 2])
             u[i] = ui
@@ -96,7 +96,7 @@ def aba_accelerations(m, d, tau, with_external):
     for i in range(nb):
         body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, 0.0)
         jt = jtype[i]
-        if jt != 0:
+        if jt != JointType.FIXED:
             ua = (U[i, 0] * aw[i, 0] + U[i, 1] * aw[i, 1] + U[i, 2] * aw[i, 2]
                   + U[i, 3] * al[i, 0] + U[i, 4] * al[i, 1] + U[i, 5] * al[i, 2])
             s = (u[i] - ua) / D[i]

@@ -88,7 +88,7 @@ def bias_accelerations(m, d):
                                                      al0[p, 0], al0[p, 1], al0[p, 2])
         aw0[i, 0], aw0[i, 1], aw0[i, 2] = a0 + cw[i, 0], a1 + cw[i, 1], a2 + cw[i, 2]
         al0[i, 0], al0[i, 1], al0[i, 2] = l0 + cl[i, 0], l1 + cl[i, 1], l2 + cl[i, 2]
-        if jtype[i] != 0:
+        if jtype[i] != JointType.FIXED:
             jaxis[i, 0], jaxis[i, 1], jaxis[i, 2] = _rot(oR, i, ax[i, 0], ax[i, 1], ax[i, 2])
 
 

@@ -69,7 +69,7 @@ def crba(m, d):
     composite_inertias(nb, parent, m.body_mass, m.body_com, m.body_Ic, lR, lp, cm, ch, cJ)
     for i in range(nb):
         jt = jtype[i]
-        if jt == 0:
+        if jt == JointType.FIXED:
             continue
         di = dof[i]
         a0, a1, a2 = ax[i, 0], ax[i, 1], ax[i, 2]

@@ -185,14 +185,49 @@ def _newton(m, d):
 
 
 @njit(cache=True, error_model="numpy")
+def applied_forces(m, d, q, v, z, tau_drive):
+    """Pipeline stage 2 (after the kinematics, before the acceleration solve), shared by the tree and
+    the constrained derivative: passive forces (springs, dampers, supports, body forces; returns
+    their dissipated power), friction-law terms and bristle rates, and the driving forces, held in
+    d.tau_drive."""
+    p_damp = passive_forces(m, d, q, v)
+    friction_laws(m, d, v, z)
+    td = d.tau_drive
+    for k in range(m.nv):
+        td[k] = tau_drive[k]
+    return p_damp
+
+
+@njit(cache=True, error_model="numpy")
+def record_friction_wrenches(m, d, j, relative):
+    """Friction sensitivity of the friction ↔ reaction loop, shared by the tree and the constrained
+    solve: the reaction wrenches (fM, fF) of the friction joints after a solve go into d.fric_W0
+    (j < 0: the solve without friction) or into column j of d.fric_S (the solve with a unit friction
+    torque at friction joint j; ``relative``: minus W0, for a solve that includes the other forces)."""
+    fdofs, dof_body, fM, fF, W0, S = m.fric_dofs, m.dof_body, d.fM, d.fF, d.fric_W0, d.fric_S
+    for k in range(fdofs.shape[0]):
+        b = dof_body[fdofs[k]]
+        for c in range(3):
+            if j < 0:
+                W0[k, c] = fM[b, c]
+                W0[k, 3 + c] = fF[b, c]
+            elif relative:
+                S[k, c, j] = fM[b, c] - W0[k, c]
+                S[k, 3 + c, j] = fF[b, c] - W0[k, 3 + c]
+            else:
+                S[k, c, j] = fM[b, c]
+                S[k, 3 + c, j] = fF[b, c]
+
+
+@njit(cache=True, error_model="numpy")
 def solve_with_friction(m, d):
     """q̈, reactions and τ_f for the current d.tau_drive/tau_pas (after aba_inertias
     and friction_laws); see the module docstring. The articulated-body passes share
     one call site: pass 0 (τ_f = 0) gives W₀, pass j (unit friction torque at
     friction joint j) the column S[:, :, j−1], the last pass the converged motion."""
-    nv, fdofs, dof_body = m.nv, m.fric_dofs, m.dof_body
-    tau, tau_drive, tau_pas, tau_fric, fM, fF = d.tau, d.tau_drive, d.tau_pas, d.tau_fric, d.fM, d.fF
-    W0, S, t, iters, resid = d.fric_W0, d.fric_S, d.fric_tf, d.fric_iters, d.fric_resid
+    nv, fdofs = m.nv, m.fric_dofs
+    tau, tau_drive, tau_pas, tau_fric = d.tau, d.tau_drive, d.tau_pas, d.tau_fric
+    t, iters, resid = d.fric_tf, d.fric_iters, d.fric_resid
     nf = fdofs.shape[0]
     for k in range(nv):
         tau_fric[k] = 0.0
@@ -210,19 +245,10 @@ def solve_with_friction(m, d):
             tau[fdofs[pss - 1]] -= 1.0
         aba_accelerations(m, d, tau, True)
         if pss == 0:
-            for k in range(nf):
-                b = dof_body[fdofs[k]]
-                for c in range(3):
-                    W0[k, c] = fM[b, c]
-                    W0[k, 3 + c] = fF[b, c]
+            record_friction_wrenches(m, d, -1, False)
         elif pss <= nf:
-            j = pss - 1
-            for k in range(nf):
-                b = dof_body[fdofs[k]]
-                for c in range(3):
-                    S[k, c, j] = fM[b, c] - W0[k, c]
-                    S[k, 3 + c, j] = fF[b, c] - W0[k, 3 + c]
-            tau[fdofs[j]] += 1.0
+            record_friction_wrenches(m, d, pss - 1, True)
+            tau[fdofs[pss - 1]] += 1.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -231,17 +257,15 @@ def state_derivative(m, d, x, tau_drive, xdot):
     driving generalized force ``tau_drive`` (nv,), held constant.
 
     Leaves the whole pipeline's results in ``d``: placements, velocities,
-    q̈, joint reaction wrenches (fM, fF), friction loads and torques."""
+    q̈, joint reaction wrenches (fM, fF), friction loads and torques. Stages: kinematics,
+    :func:`applied_forces`, articulated-body solve with the friction loop, :func:`write_state_derivative`
+    (kernels.constrained.constrained_derivative composes the same stages around its solve)."""
     nv, nz = m.nv, m.nz
-    td = d.tau_drive
     q = x[0:nv]
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
     forward_kinematics(m, d, q, v)
-    p_damp = passive_forces(m, d, q, v)
-    friction_laws(m, d, v, z)
-    for k in range(nv):
-        td[k] = tau_drive[k]
+    p_damp = applied_forces(m, d, q, v, z, tau_drive)
     aba_inertias(m, d)
     solve_with_friction(m, d)
     write_state_derivative(m, d, v, tau_drive, p_damp, 0.0, xdot)

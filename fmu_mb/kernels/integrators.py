@@ -5,7 +5,7 @@ constant step (000: h = 1e-5 s, 001: h = 2.5e-4 s); so do we. The driving
 input is held constant over a step (zero-order hold); programmed constraints see
 the stage times t, t + h/2, t + h. With ``ConstraintSolver.projection`` the
 holonomic constraints are solved for the positions and the velocities projected
-after every step (kernels.constrained.project). The stage vectors live in ``d``
+after every step (kernels.projection.project). The stage vectors live in ``d``
 (xs, k1…k4): nothing is allocated per step.
 
 Trees and constrained mechanisms have separate entry points (``*_tree``,
@@ -19,8 +19,9 @@ import numpy as np
 from numba import njit
 
 from ..codes import Group, SolverOption
-from .constrained import constrained_derivative, project
+from .constrained import constrained_derivative
 from .dynamics import state_derivative
+from .projection import project
 
 _ALL_GROUPS = np.ones(len(Group), dtype=np.int64)     # project every constraint group
 

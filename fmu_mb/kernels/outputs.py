@@ -19,11 +19,12 @@ import math
 
 from numba import njit
 
-from .constrained import constrained_derivative, uniqueness
+from .constrained import constrained_derivative
 from .dynamics import state_derivative
 from .forces import elastic_energy, support_force
 from .kinematics import point_position
 from .spatial import kinetic_energy
+from .uniqueness import uniqueness
 
 from ..codes import OutputKind as O
 from ..codes import RowKind

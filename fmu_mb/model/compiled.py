@@ -179,7 +179,7 @@ DATA_SCHEMA = (
     _f("t6", "f8", 6, "scratch"),
     _f("r33", "f8", (3, 3), "scratch"),
     _f("m66", "f8", (6, 6), "scratch"),
-    # constrained dynamics (kernels.constraints, kernels.constrained)
+    # constrained dynamics (kernels.constraints, partition, saddle, constrained, projection, uniqueness)
     _f("jaxis", "f8", _B3, "world joint axis of every body"),
     _f("aw0", "f8", _B3, "body accelerations at q̈ = 0 without gravity (γ terms), angular"),
     _f("al0", "f8", _B3, "the same, linear"),

@@ -1,0 +1,73 @@
+"""Projection of a state onto the constraints (positions by Newton, then velocities), in the
+kinetic-energy metric; used after steps (ConstraintSolver.projection) and to assemble a start."""
+from __future__ import annotations
+
+from numba import njit
+
+from ..codes import RowKind, SolverOption, SolverStat
+from .constraints import constraint_terms
+from .crba import crba
+from .kinematics import forward_kinematics
+from .linalg import chol_solve, cholesky, pivoted_cholesky
+
+
+@njit(cache=True, error_model="numpy")
+def project(m, d, x, t, groups):
+    """Solve the holonomic rows for the positions and all rows for the velocities, keeping
+    the state as close as possible in the kinetic-energy metric (rows of the constraint
+    groups with groups[g] != 0 only):
+    Δq = −M⁻¹C_Hᵀ(C_H M⁻¹ C_Hᵀ)⁺Φ_H (Newton, to ``projection_tol``), then
+    Δq̇ = −M⁻¹Cᵀ(C M⁻¹ Cᵀ)⁺Φ̇. Redundant rows are skipped by a pivoted Cholesky factor.
+    Returns the Newton iterations (−1 if they did not converge)."""
+    nv, nc, kind, tol, group = m.nv, m.nc, m.con_kind, d.solver_opt[SolverOption.PROJECTION_TOL], m.con_group
+    phi, phid, C, M, L, Z, A, perm, y, dx = d.con_phi, d.con_phid, d.con_C, d.M, d.L, d.Z, d.A, d.cpiv, d.l1, \
+        d.v1
+    q = x[0:nv]
+    v = x[nv:2 * nv]
+    it = 0
+    for sweep in range(2):                      # 0: positions, 1: velocities
+        while True:
+            forward_kinematics(m, d, q, v)
+            crba(m, d)
+            constraint_terms(m, d, q, v, t)
+            err = 0.0
+            for k in range(nc):
+                if sweep == 0 and kind[k] != RowKind.VEL and groups[group[k]] != 0:
+                    err = max(err, abs(phi[k]))
+            if sweep == 0 and (err <= tol or it >= 25):
+                break
+            for i in range(nv):
+                for j in range(nv):
+                    L[i, j] = M[i, j]
+            cholesky(L, nv)
+            for k in range(nc):                 # Z = M⁻¹ Cᵀ (rows not used: zero columns)
+                use = (sweep == 1 or kind[k] != RowKind.VEL) and groups[group[k]] != 0
+                for j in range(nv):
+                    Z[j, k] = C[k, j] if use else 0.0
+                chol_solve(L, nv, Z[:, k])
+            for i in range(nc):
+                for j in range(nc):
+                    s = 0.0
+                    for k in range(nv):
+                        s += C[i, k] * Z[k, j]
+                    A[i, j] = s
+            r = pivoted_cholesky(A, nc, perm, 1e-12)
+            for i in range(r):
+                y[i] = phid[perm[i]] if sweep == 1 else phi[perm[i]]
+            chol_solve(A, r, y)
+            for j in range(nv):
+                s = 0.0
+                for i in range(r):
+                    s += Z[j, perm[i]] * y[i]
+                dx[j] = s
+            if sweep == 0:
+                for j in range(nv):
+                    q[j] -= dx[j]
+                it += 1
+            else:
+                for j in range(nv):
+                    v[j] -= dx[j]
+                break
+    d.con_stats[SolverStat.PROJECTION_ITERATIONS] = it
+    d.con_stats[SolverStat.PROJECTION_RESIDUAL] = err
+    return it if err <= tol else -1
