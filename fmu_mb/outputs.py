@@ -18,8 +18,7 @@ three agree.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from .codes import JointType, OutputKind, RowKind
 from .units import coordinate_units, force_unit
@@ -28,8 +27,7 @@ GREEK = {"psi": "ψ", "theta": "θ", "phi": "φ"}
 AXES = "xyz"
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """One catalogue entry."""
     key: str                    # source tag of the FMU variable
     kind: OutputKind
@@ -45,8 +43,7 @@ class Output:
         return "continuous" if self.type == "Real" else "discrete"
 
 
-@dataclass(frozen=True)
-class OutputVar:
+class OutputVar(NamedTuple):
     """One FMU output variable of a mechanism (an expanded catalogue entry)."""
     name: str
     type: str
