@@ -18,7 +18,7 @@ three agree.
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from .codes import JointType, OutputKind, RowKind
 from .units import coordinate_units, force_unit
@@ -27,30 +27,40 @@ GREEK = {"psi": "ψ", "theta": "θ", "phi": "φ"}
 AXES = "xyz"
 
 
-class Output(NamedTuple):
-    """One catalogue entry."""
-    key: str                    # source tag of the FMU variable
-    kind: OutputKind
-    subject: str                # coordinate | joint | joint_axis | support | point | beam | constraint | mechanism
-    name: str                   # variable name; {s}: subject, {i}: index suffix ([k] or "")
-    type: str                   # Real | Integer | Boolean
-    unit: str | None            # a unit, or a rule: "coordinate", "rate", "force", "row", "violation"
-    description: str            # {s}, {c} (coordinate label), {axis}, {what} (torque/force) filled in
-    resolve: Callable           # (cm, subject, component) -> (a, b, f)
+class Output:
+    """One catalogue entry (a plain class: typing's record types compile code at import, and this
+    module is imported at every FMU start)."""
+    __slots__ = ("key", "kind", "subject", "name", "type", "unit", "description", "resolve")
+
+    def __init__(self, key: str, kind: OutputKind, subject: str, name: str, type: str, unit: str | None,
+                 description: str, resolve: Callable):
+        self.key = key                  # source tag of the FMU variable
+        self.kind = kind
+        self.subject = subject          # coordinate | joint | joint_axis | support | point | beam | constraint | mechanism
+        self.name = name                # variable name; {s}: subject, {i}: index suffix ([k] or "")
+        self.type = type                # Real | Integer | Boolean
+        self.unit = unit                # a unit, or a rule: "coordinate", "rate", "force", "row", "violation"
+        self.description = description  # {s}, {c} (coordinate label), {axis}, {what} (torque/force) filled in
+        self.resolve = resolve          # (cm, subject, component) -> (a, b, f)
 
     @property
     def variability(self) -> str:
         return "continuous" if self.type == "Real" else "discrete"
 
+    def __repr__(self) -> str:
+        return f"Output({self.key!r}, {self.kind!r})"
 
-class OutputVar(NamedTuple):
+
+class OutputVar:
     """One FMU output variable of a mechanism (an expanded catalogue entry)."""
-    name: str
-    type: str
-    variability: str
-    description: str
-    source: tuple               # (key, subject, component)
-    unit: str | None
+    __slots__ = ("name", "type", "variability", "description", "source", "unit")
+
+    def __init__(self, name: str, type: str, variability: str, description: str, source: tuple, unit: str | None):
+        self.name, self.type, self.variability = name, type, variability
+        self.description, self.source, self.unit = description, source, unit     # source: (key, subject, component)
+
+    def __repr__(self) -> str:
+        return f"OutputVar({self.name!r}, {self.source!r})"
 
 
 # ----------------------------------------------------------------------------- resolvers
