@@ -112,7 +112,7 @@ class OutputKind(IntEnum):
     F_NORMAL = 4        # reaction perpendicular to a joint axis
     FRICTION_LOAD = 5   # friction normal load L
     TAU_FRICTION = 6    # friction torque/force
-    SUPPORT = 7         # force of an exact support, world
+    SUPPORT = 7         # force of a base support (exact or linearized), world
     POINT = 8           # world position of a point
     DEFLECTION = 9      # beam tip deflection, beam-root frame
     KINETIC = 10
@@ -133,4 +133,3 @@ class OutputKind(IntEnum):
     REDUNDANCY = 25
     REPARTITIONS = 26
     WORK_CONSTRAINTS = 27
-    BASE_SUPPORT = 28   # force of one support of a linearized flexible base, world

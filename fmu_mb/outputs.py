@@ -80,10 +80,8 @@ def _joint_dof(cm, joint, k):
 
 
 def _support(cm, s, k):
-    m = cm.model
-    if m.lsup_U.shape[0]:
-        return (s if s < m.lsup_U.shape[0] else -1), k, _Z3
-    return (s if s < m.sup_body.shape[0] else -1), k, _Z3
+    n = cm.model.lsup_U.shape[0] or cm.model.sup_body.shape[0]      # linearized or exact: never both
+    return (s if s < n else -1), k, _Z3
 
 
 def _point(cm, name, k):
@@ -111,8 +109,6 @@ def _constraint_row(cm, name, k):
 def _none(cm, subject, k):
     return 0, 0, _Z3
 
-
-_SUPPORT_KIND = {False: OutputKind.SUPPORT, True: OutputKind.BASE_SUPPORT}
 
 # ----------------------------------------------------------------------------- the catalogue
 _J = "of joint {s}"
@@ -185,11 +181,8 @@ def spec_row(cm, source: tuple) -> tuple:
     component) in the compiled mechanism ``cm``; KeyError for an unknown key or subject."""
     key, subject, k = source
     out = BY_KEY[key]                                    # KeyError: not in the catalogue
-    kind = out.kind
-    if key == "support":
-        kind = _SUPPORT_KIND[bool(cm.model.lsup_U.shape[0])]
     a, b, f = out.resolve(cm, subject, k)
-    return int(kind), int(a), int(b), f
+    return int(out.kind), int(a), int(b), f
 
 
 def spec_table(cm, sources) -> tuple:

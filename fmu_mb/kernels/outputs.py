@@ -92,9 +92,14 @@ def fill_outputs(m, d, x, vr, kind, a, b, f, vals):
         elif t == O.TAU_FRICTION:
             v = tfric[i]
         elif t == O.SUPPORT:
-            fx, fy, fz, _, _, _ = support_force(m.sup_body, m.sup_point, m.sup_anchor, m.sup_k, m.sup_d,
-                                                oR, op, w, vl, i)
-            v = fx if j == 0 else (fy if j == 1 else fz)
+            if i < 0:
+                v = 0.0
+            elif m.lsup_U.shape[0] > 0:           # the linearized supports of a flexible base (paper 001)
+                v = base_support_force(m, x, i, j)
+            else:                                 # exact supports (paper 000 eq. 15)
+                fx, fy, fz, _, _, _ = support_force(m.sup_body, m.sup_point, m.sup_anchor, m.sup_k, m.sup_d,
+                                                    oR, op, w, vl, i)
+                v = fx if j == 0 else (fy if j == 1 else fz)
         elif t == O.POINT:
             px, py, pz = point_position(oR, op, i, f[k, 0], f[k, 1], f[k, 2])
             v = px if j == 0 else (py if j == 1 else pz)
@@ -132,8 +137,6 @@ def fill_outputs(m, d, x, vr, kind, a, b, f, vals):
             v = float(d.cp_count[0])
         elif t == O.WORK_CONSTRAINTS:
             v = x[x.shape[0] - 1]
-        elif t == O.BASE_SUPPORT:
-            v = base_support_force(m, x, i, j)
         else:                           # an unknown kind: fmu_mb.outputs never writes one
             v = math.nan
         vals[vr[k]] = v
