@@ -207,7 +207,7 @@ def check_variants(module, itf: Interface) -> list:
         problems += [f"options ({label}): point '{p}' does not exist" for p in sorted(points - set(cm.points))]
         fnames = {f.name for f in cm.mechanism.forces}
         problems += [f"options ({label}): force '{f}' does not exist" for f in sorted(forces - fnames)]
-        if supports and max(supports) >= len(cm.mechanism.supports):
+        if supports and max(supports) + 1 != len(cm.mechanism.supports):
             problems.append(f"options ({label}): {len(cm.mechanism.supports)} supports, the interface has "
                             f"{max(supports) + 1}")
     return problems

@@ -62,20 +62,20 @@ class MechanismSlave(TableSlave):
         self._module = self._load_model()
         self._meta = getattr(self._module, "FMU", {})
         self.description = (self._module.__doc__ or self.MODEL_NAME).strip().splitlines()[0]
-        self._reference = compile_mechanism(self._module.build())
         self._sim = None
         table = Path(self.resources or "") / INTERFACE_FILE        # written by the builder (fmi.builder)
         if self.resources and table.is_file():
             itf = Interface.from_json(table.read_text(encoding="utf-8"))
         else:                                                      # a slave outside an FMU (tests)
-            itf = build_interface(self.MODEL_NAME, self._module, self._reference, self._meta.get("step_size", 1e-3),
-                                  self._meta.get("static_start", False))
+            itf = build_interface(self.MODEL_NAME, self._module, compile_mechanism(self._module.build()),
+                                  self._meta.get("step_size", 1e-3), self._meta.get("static_start", False))
         inputs = [(i, v) for i, v in enumerate(itf.vars) if v.causality == "input"]
         self._drive_vr = np.array([i for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
         self._traj_inputs = [(i, v.source[1], v.source[2], v.name) for i, v in inputs if v.source[0] == "traj"]
         self._force_vr = np.array([i for i, v in inputs if v.source[0] == "body_force"], dtype=np.int64)
         self._violation_vr = np.array([i for i, v in enumerate(itf.vars)
                                        if v.source[0] in ("con_violation", "con_violation_angle")], dtype=np.int64)
+        self._n_supports = len({v.source[1] for v in itf.vars if v.source[0] == "support"})
         return itf
 
     def _resolve(self, cm) -> str | None:
@@ -90,9 +90,8 @@ class MechanismSlave(TableSlave):
                                 if vars_[i].source[0] in ("q_start", "qd_start")]
         except (KeyError, ValueError) as exc:
             return str(exc)
-        if cm.model.sup_body.shape != self._reference.model.sup_body.shape:
-            return f"the mechanism has {cm.model.sup_body.shape[0]} supports, the interface " \
-                   f"{self._reference.model.sup_body.shape[0]}"
+        if len(cm.mechanism.supports) != self._n_supports:
+            return f"the mechanism has {len(cm.mechanism.supports)} supports, the interface {self._n_supports}"
         return None
 
     @staticmethod
