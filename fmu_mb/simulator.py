@@ -266,10 +266,10 @@ class Simulator:
     def step(self, dt: float, t: float | None = None) -> None:
         """Advance by dt seconds (see module docstring for the remainder rule); from time ``t`` if
         given (an FMU's communication point), else from the current time."""
-        if t is not None:
-            self.t = float(t)
         if not (isinstance(dt, (int, float, np.floating)) and math.isfinite(dt) and dt > 0.0):
             raise ValueError(f"step size must be a finite number > 0 s (got {dt!r})")
+        if t is not None:
+            self.t = float(t)
         ratio = dt / self.h
         n = int(round(ratio))
         if abs(ratio - n) > 1e-9 * max(1.0, ratio):
