@@ -3,12 +3,12 @@
 Run:  python bench/constrained_cost.py [--rounds 9]
 
 Mechanisms: random spatial trees of n links (revolute and prismatic joints, random inertias
-and placements, tests/trees.py) closed by two spherical cut joints between non-adjacent links
+and placements, fmu_mb.samples) closed by two spherical cut joints between non-adjacent links
 at a random configuration (3 + 3 loop rows), no Baumgarte terms. Pinocchio's peer is
 ``pin.constraintDynamics`` (C++, proximal Cholesky solver of the KKT system, μ = 1e-12,
 iterated to 1e-12; the trees are chosen with independent loop rows, so it needs one or two
 iterations, reported) with two ``RigidConstraintModel(CONTACT_3D)``; the Pinocchio
-model is built from the same description by tests/oracles/pinocchio_model.py. Before timing,
+model is built from the same description by fmu_mb.interop.pinocchio. Before timing,
 q̈ of both at a state with loop-consistent velocities is compared (same system, checked).
 
 Reported per RK4 step (4 dynamics evaluations):
@@ -28,16 +28,15 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import pinocchio as pin  # noqa: E402
+import pinocchio as pin
 
-from fmu_mb.kernels.integrators import rk4_steps_constrained  # noqa: E402
-from fmu_mb.model import compile_mechanism  # noqa: E402
-from fmu_mb.model.constraints import ConstraintSolver, CutJoint  # noqa: E402
-from fmu_mb.simulator import Simulator  # noqa: E402
-from tests.oracles.pinocchio_model import build  # noqa: E402
-from tests.trees import random_tree  # noqa: E402
+from fmu_mb.interop.pinocchio import to_pinocchio
+from fmu_mb.kernels.integrators import rk4_steps_constrained
+from fmu_mb.model import compile_mechanism
+from fmu_mb.model.constraints import ConstraintSolver, CutJoint
+from fmu_mb.samples import random_tree
+from fmu_mb.simulator import Simulator
 
 H = 1e-3
 
@@ -45,7 +44,7 @@ H = 1e-3
 def closed_tree(seed: int, n_links: int):
     """A random tree and two spherical cuts that close at a random configuration q."""
     mech = random_tree(seed, n_links=n_links)
-    pmodel, ids = build(mech)
+    pmodel, ids = to_pinocchio(mech)
     rng = np.random.default_rng(900 + seed)
     q = rng.uniform(-1.0, 1.0, pmodel.nv)
     pdata = pmodel.createData()

@@ -19,11 +19,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fmu_mb import registry  # noqa: E402
-from fmu_mb.model import compile_mechanism  # noqa: E402
-from fmu_mb.simulator import Simulator  # noqa: E402
+from fmu_mb import registry
+from fmu_mb.model import compile_mechanism
+from fmu_mb.simulator import Simulator
 
 #: the papers' internal steps where they differ from the FMU default
 PAPER_STEP = {"manipulator": 1e-5, "rpsup": 1e-5, "crane": 2.5e-4}

@@ -24,19 +24,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fmu_mb import registry  # noqa: E402
-from fmu_mb.kernels.integrators import rk4_steps_tree  # noqa: E402
-from fmu_mb.kernels.handles import data_struct, model_struct  # noqa: E402
-from fmu_mb.model import Beam, Body, Joint, Mechanism, compile_mechanism, make_data  # noqa: E402
+from fmu_mb import registry
+from fmu_mb.kernels.handles import data_struct, model_struct
+from fmu_mb.kernels.integrators import rk4_steps_tree
+from fmu_mb.model import Beam, Body, Joint, Mechanism, compile_mechanism, make_data
 
 H = 1e-3
 QD0 = np.array([0.5, -0.3, 0.8, 0.2, -0.6])
@@ -140,11 +138,11 @@ class PinocchioPy:
     name = "Pinocchio aba ×4 per step (Python RK4)"
 
     def __init__(self, mech):
-        sys.path.insert(0, str(ROOT))
         import pinocchio as pin
-        from tests.oracles.pinocchio_model import build
+
+        from fmu_mb.interop.pinocchio import to_pinocchio
         self.pin = pin
-        self.model, _ = build(mech)
+        self.model, _ = to_pinocchio(mech)
         self.data = self.model.createData()
 
     def reset(self, qd0, tau):
@@ -223,6 +221,7 @@ def rfem_pendulum(n_rfe):
 def omega_max(cm):
     """Highest frequency of the model linearized about its initial configuration (rad/s)."""
     import scipy.linalg
+
     from fmu_mb import algorithms as alg
     data = make_data(cm.model)
     q = cm.q0

@@ -15,16 +15,24 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from fmu_mb.algorithms import trajectory as evaluate
 from fmu_mb.kernels import constraints as K
 from fmu_mb.kernels import kinematics as KK
-from fmu_mb.model import Body, Joint, Mechanism, compile_mechanism
-from fmu_mb.model.constraints import (ConstraintSolver, CoordinateConstraint, CutJoint, EllipseShape, KnifeEdge,
-                                      PointOnEllipse, PointTrajectory, PointVelocity)
-from fmu_mb.simulator import Simulator
-from fmu_mb.algorithms import trajectory as evaluate
 from fmu_mb.kernels.trajectory import quintic
+from fmu_mb.model import Body, Joint, Mechanism, compile_mechanism
+from fmu_mb.model.constraints import (
+    ConstraintSolver,
+    CoordinateConstraint,
+    CutJoint,
+    EllipseShape,
+    KnifeEdge,
+    PointOnEllipse,
+    PointTrajectory,
+    PointVelocity,
+)
+from fmu_mb.samples import random_inertia
+from fmu_mb.simulator import Simulator
 from fmu_mb.trajectories import EllipseArc, Linear, Move, Rectangle, plane_frame
-from tests.trees import random_inertia
 
 
 # ----------------------------------------------------------------------------- trajectories

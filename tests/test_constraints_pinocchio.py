@@ -16,11 +16,11 @@ import pinocchio as pin
 import pytest
 from scipy.spatial.transform import Rotation
 
+from fmu_mb.interop.pinocchio import to_pinocchio
 from fmu_mb.model import compile_mechanism
 from fmu_mb.model.constraints import ConstraintSolver, CutJoint
+from fmu_mb.samples import random_tree
 from fmu_mb.simulator import Simulator
-from tests.oracles.pinocchio_model import build
-from tests.trees import random_tree
 
 TOL = 1e-9
 
@@ -36,7 +36,7 @@ def closed_mechanism(seed: int, n_cuts: int = 2, redundant: bool = False):
     """A random tree with cut joints that close at a random configuration q."""
     mech = random_tree(seed, n_links=7, with_spherical=True)
     mech.gravity = (0.0, 0.0, -9.81)
-    pmodel, ids = build(mech)
+    pmodel, ids = to_pinocchio(mech)
     rng = np.random.default_rng(500 + seed)
     q = rng.uniform(-1.0, 1.0, pmodel.nv)
     place = _placements(pmodel, ids, mech, q)
@@ -66,7 +66,7 @@ def closed_mechanism(seed: int, n_cuts: int = 2, redundant: bool = False):
 
 def reference(mech, q, v, tau):
     """C, γ, q̈, λ (minimum norm), joint wrenches from Pinocchio + numpy."""
-    pmodel, ids = build(mech)
+    pmodel, ids = to_pinocchio(mech)
     child_joint = {j.child: j.name for j in mech.joints}
     frames = {}
     for c in mech.constraints:

@@ -15,11 +15,21 @@ import pytest
 import scipy.linalg
 
 from fmu_mb import algorithms as alg
-from fmu_mb.model import Body, CoulombViscous, Friction, Joint, Journal, LuGre, Mechanism
-from fmu_mb.model import Support, compile_mechanism, make_data
+from fmu_mb.model import (
+    Body,
+    CoulombViscous,
+    Friction,
+    Joint,
+    Journal,
+    LuGre,
+    Mechanism,
+    Support,
+    compile_mechanism,
+    make_data,
+)
+from fmu_mb.samples import random_tree
 from fmu_mb.simulator import Simulator
 from tests.test_rfem import flexible_pendulum
-from tests.trees import random_tree
 
 
 def omega_max(cm, q):

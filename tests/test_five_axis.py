@@ -7,9 +7,9 @@ import pytest
 
 from fmu_mb import algorithms as alg
 from fmu_mb import registry
+from fmu_mb.interop.pinocchio import to_pinocchio
 from fmu_mb.model import compile_mechanism, make_data
 from fmu_mb.scenarios import five_axis as scenario
-from tests.oracles.pinocchio_model import build
 
 TIMES = np.linspace(0.0, 10.0, 21)
 
@@ -31,7 +31,7 @@ def test_inverse_dynamics_matches_pinocchio_rnea():
     frictionless prescribed motion equal Pinocchio's rnea and data.f to ≤ 1e-9."""
     mech = registry.build("five_axis")
     cm, data = compiled()
-    pmodel, ids = build(mech)
+    pmodel, ids = to_pinocchio(mech)
     pdata = pmodel.createData()
     for t in TIMES:
         q, v, a = scenario.prescribed_motion(t)

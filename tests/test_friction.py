@@ -11,8 +11,20 @@ import pytest
 from scipy.optimize import brentq
 
 from fmu_mb import algorithms as alg
-from fmu_mb.model import (Body, CoulombViscous, Dahl, Friction, Joint, Journal, LuGre, Mechanism, PinBearing,
-                          Stribeck, compile_mechanism, make_data)
+from fmu_mb.model import (
+    Body,
+    CoulombViscous,
+    Dahl,
+    Friction,
+    Joint,
+    Journal,
+    LuGre,
+    Mechanism,
+    PinBearing,
+    Stribeck,
+    compile_mechanism,
+    make_data,
+)
 from fmu_mb.simulator import Simulator
 
 M_BLOCK, G = 2.0, 9.81
@@ -159,7 +171,7 @@ def test_friction_reaction_loop_converges_to_the_exact_solution():
 
 
 def friction_tree(R_n, k_s):
-    from tests.trees import random_tree
+    from fmu_mb.samples import random_tree
     mech = random_tree(42, n_links=6, base=None)
     for j in mech.joints:
         j.actuated = True

@@ -6,8 +6,8 @@ import pytest
 from fmu_mb import algorithms as alg
 from fmu_mb.model import Beam, Body, Joint, Mechanism, compile_mechanism, make_data
 from fmu_mb.model.inertia import from_pseudo_inertia, pseudo_inertia
+from fmu_mb.samples import random_inertia, random_tree
 from tests.oracles.trace_dynamics import TraceModel
-from tests.trees import random_inertia, random_tree
 
 TOL = 1e-10
 

@@ -10,9 +10,9 @@ import pinocchio as pin
 import pytest
 
 from fmu_mb import algorithms as alg
+from fmu_mb.interop.pinocchio import support_fext, to_pinocchio
 from fmu_mb.model import compile_mechanism, make_data
-from tests.oracles.pinocchio_model import build, support_fext
-from tests.trees import random_tree
+from fmu_mb.samples import random_tree
 
 REL = 1e-9
 
@@ -45,7 +45,7 @@ def test_tree_matches_pinocchio(seed, base, spherical):
     mech = random_tree(seed, n_links=7, base=base, with_spherical=spherical)
     cm = compile_mechanism(mech)
     model, data = cm.model, make_data(cm.model)
-    pmodel, ids = build(mech)
+    pmodel, ids = to_pinocchio(mech)
     pdata = pmodel.createData()
     assert pmodel.nv == model.nv
     rng = np.random.default_rng(1000 + seed)
@@ -93,7 +93,7 @@ def test_reactions_from_forward_dynamics_match_rnea():
     mech = random_tree(7, n_links=8, base="springs", with_spherical=True)
     cm = compile_mechanism(mech)
     model, data = cm.model, make_data(cm.model)
-    pmodel, ids = build(mech)
+    pmodel, ids = to_pinocchio(mech)
     pdata = pmodel.createData()
     rng = np.random.default_rng(3)
     q = rng.uniform(-1, 1, model.nv)

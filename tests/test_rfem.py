@@ -16,10 +16,18 @@ import pytest
 import scipy.linalg
 
 from fmu_mb import algorithms as alg
-from fmu_mb.model import Beam, Body, Joint, Mechanism, Point, compile_mechanism, make_data
+from fmu_mb.interop.pinocchio import to_pinocchio
+from fmu_mb.model import (
+    Beam,
+    Body,
+    Joint,
+    Mechanism,
+    Point,
+    compile_mechanism,
+    make_data,
+)
 from fmu_mb.simulator import Simulator
 from fmu_mb.statics import static_equilibrium
-from tests.oracles.pinocchio_model import build
 
 E, G, RHO = 2.1e11, 8.1e10, 7850.0
 B_Y, H_Z = 0.02, 0.01                       # cross-section: width along y, height along z, m
@@ -117,7 +125,7 @@ def test_flexible_pendulum_matches_pinocchio():
     mech.joints[1].axis = (0, 0, 1)
     cm = compile_mechanism(mech)
     model, data = cm.model, make_data(cm.model)
-    pmodel, ids = build(mech)
+    pmodel, ids = to_pinocchio(mech)
     pdata = pmodel.createData()
     rng = np.random.default_rng(11)
     q = rng.normal(0, 0.05, cm.nv)

@@ -14,10 +14,10 @@ import pytest
 from scipy.linalg import null_space
 
 from fmu_mb import registry
+from fmu_mb.interop.pinocchio import to_pinocchio
 from fmu_mb.model import compile_mechanism
 from fmu_mb.simulator import Simulator
 from tests.oracles import three_loop_subsystems as paper
-from tests.oracles.pinocchio_model import build as pin_build
 
 TIMES = (0.0, 2.5, 5.0, 7.5, 10.0)
 H = 1e-3           # s: RK4 with projection; the motion is slow (0.1 rad/s) and smooth
@@ -85,7 +85,7 @@ def test_virtual_power_vanishes(runs):
     on every virtual velocity δq̇ of the loops (null space of the cut rows) the applied,
     gravity and inertia forces do no work: δq̇ᵀ(τ_d e_1'' − b − M q̈) = 0."""
     cm, samples, _ = runs["gpme"]
-    pmodel, _ = pin_build(cm.mechanism)
+    pmodel, _ = to_pinocchio(cm.mechanism)
     pdata = pmodel.createData()
     loops = [r for c in cm.constraints if c.type == "CutJoint" for r in c.rows]
     j1pp = cm.joint("joint1pp").dofadr

@@ -1,4 +1,5 @@
-"""Random mechanisms for cross-checks against reference engines."""
+"""Random mechanisms for cross-checks against reference engines (tooling, as Pinocchio's
+sample models: the test suite and bench/ draw their random trees here)."""
 from __future__ import annotations
 
 import numpy as np

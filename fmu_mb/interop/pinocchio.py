@@ -1,4 +1,4 @@
-"""Build a Pinocchio model from an fmu_mb description, independently of our compiler.
+"""A Pinocchio model of an fmu_mb mechanism description, built independently of our compiler.
 
 Each physical joint maps to the matching Pinocchio joint (spherical →
 ``JointModelSphericalZYX``, free → ``Translation`` + ``SphericalZYX`` composite,
@@ -36,7 +36,7 @@ def _joint_model(j):
     raise ValueError(f"no Pinocchio equivalent for joint kind {j.kind!r}")
 
 
-def build(mech: Mechanism):
+def to_pinocchio(mech: Mechanism):
     """Return (pin.Model, joint_ids) with joint_ids[name] = Pinocchio joint id.
 
     Joints are added in the same depth-first order fmu_mb uses, so coordinate
@@ -69,12 +69,12 @@ def build(mech: Mechanism):
             if j.kind == "fixed":
                 # weld: append the link's inertia to the parent joint at the placement
                 if isinstance(link, Beam) and link.flexible:
-                    raise ValueError("oracle: a welded flexible beam needs a parent joint of its own")
+                    raise ValueError("to_pinocchio: a welded flexible beam needs a parent joint of its own")
                 m, c, I = link.mass_properties()
                 model.appendBodyToJoint(pid, pin.Inertia(float(m), np.asarray(c, float), np.asarray(I, float)),
                                         pin.SE3(R0, origin))
                 if len(children.get(link.name, [])):
-                    raise ValueError("oracle: welded links may not carry children")
+                    raise ValueError("to_pinocchio: welded links may not carry children")
                 continue
             jid = model.addJoint(pid, _joint_model(j), pin.SE3(R0, origin), j.name)
             ids[j.name] = jid
