@@ -600,3 +600,26 @@ def test_constrained_fmu_state_round_trip(fmus, name):
         assert not inst.errors()
     finally:
         inst.close()
+
+
+@pytest.mark.parametrize("host_enabled", [True, False])
+def test_initialization_leaves_the_hosts_garbage_collector_as_it_was(fmus, host_enabled):
+    """The slave pauses the cyclic collector while it builds (fmi.table_slave.collection_paused):
+    the host's setting comes back after a good and after a refused initialization."""
+    import gc
+    was = gc.isenabled()
+    (gc.enable if host_enabled else gc.disable)()
+    try:
+        good = _fresh(fmus)
+        assert gc.isenabled() is host_enabled
+        good.close()
+        bad = Instance(fmus["five_axis"].path, name="bad")
+        bad.fmu.setupExperiment(startTime=0.0)
+        bad.fmu.enterInitializationMode()
+        bad.set(**{"model.friction": 99})   # refused when the mechanism is built
+        with pytest.raises(Exception):
+            bad.fmu.exitInitializationMode()
+        assert gc.isenabled() is host_enabled
+        bad.close()
+    finally:
+        (gc.enable if was else gc.disable)()
