@@ -3,10 +3,11 @@
 Pure Python API over the jitted core, usable without FMI (tests, notebooks,
 scenarios); the FMI adapter wraps exactly this object.
 
-Stepping: ``step(dt)`` advances by any dt > 0 with RK4 at the fixed internal
-step h: ⌊dt/h⌋ full steps (dt/h within 1e-9 of an integer counts as that
-integer) and, if a remainder r = dt − n·h is left, one final RK4 step of size
-r. So any communication step is integrated exactly to its end, and a dt that
+Stepping: ``step(dt)`` advances by any dt > 0 with the integration method (``method``: "rk4",
+classical Runge–Kutta as in the papers, or "ros2", the linearly implicit Rosenbrock-W method of
+kernels.linearly_implicit for stiff detail) at the fixed internal step h: ⌊dt/h⌋ full steps
+(dt/h within 1e-9 of an integer counts as that integer) and, if a remainder r = dt − n·h is
+left, one final step of size r. So any communication step is integrated exactly to its end, and a dt that
 is a multiple of h reproduces the plain fixed-step result bit for bit. Driving
 inputs are held constant over the call (zero-order hold).
 """
@@ -18,10 +19,17 @@ import math
 import numpy as np
 
 from .backend import kernel_set
+from .codes import GROUP_NAMES, Formulation, RowKind, SolverOption, SolverStat
 from .model.compile import CompiledMechanism
 from .model.compiled import make_data, state_vector, vector
 from .outputs import spec_table
-from .codes import GROUP_NAMES, Formulation, RowKind, SolverOption, SolverStat
+
+#: integration methods: name → (order, description)
+METHODS = {
+    "rk4": (4, "classical 4th-order Runge-Kutta, explicit, as in the papers"),
+    "ros2": (2, "linearly implicit Rosenbrock-W method ROS2, L-stable, stiff forces linearised analytically, "
+                "two pipeline evaluations and one factorisation per step"),
+}
 
 
 class SimulationError(RuntimeError):
@@ -31,7 +39,8 @@ class SimulationError(RuntimeError):
 class Simulator:
     """State, inputs and outputs of one compiled mechanism.
 
-    step_size: internal fixed RK4 step h, s. assemble: make the start state consistent with
+    step_size: internal fixed step h, s. method: "rk4" (explicit, order 4) or "ros2" (linearly
+    implicit Rosenbrock-W, order 2, L-stable: :data:`METHODS`). assemble: make the start state consistent with
     the constraint groups of the mechanism's ConstraintSolver.assemble (see :meth:`assemble`).
     solver: overrides of ConstraintSolver settings (formulation, alpha, beta, projection).
     kernels: who runs the kernels — "jit" (numba, default), "native" (ahead-of-time
@@ -40,9 +49,12 @@ class Simulator:
     """
 
     def __init__(self, cm: CompiledMechanism, step_size: float = 1e-3, assemble: bool = True,
-                 kernels="jit", kernel_dirs=(), **solver):
+                 kernels="jit", kernel_dirs=(), method: str = "rk4", **solver):
         if not (isinstance(step_size, (int, float)) and math.isfinite(step_size) and step_size > 0):
             raise ValueError(f"step_size must be a finite number > 0 s (got {step_size!r})")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {list(METHODS)} (got {method!r})")
+        self.method = method
         self.cm = cm
         self.model = cm.model                   # constant (read-only arrays); a run writes only self.data
         self.trajectories = copy.deepcopy(cm.trajectories)
@@ -54,13 +66,10 @@ class Simulator:
         # pipeline is evaluated through the FMU's output kernel with an empty output table, so
         # the direct simulator and the FMU run the same code (the native and JIT backends give
         # bitwise equal results, tests/test_native.py)
-        k = self.k
-        if self.model.nc:
-            self._gather, self._rk4_step, self._rk4_steps = (k.gather_outputs_constrained, k.rk4_step_constrained,
-                                                             k.rk4_steps_constrained)
-        else:
-            self._gather, self._rk4_step, self._rk4_steps = (k.gather_outputs_tree, k.rk4_step_tree,
-                                                             k.rk4_steps_tree)
+        family = "constrained" if self.model.nc else "tree"
+        self._gather = getattr(self.k, f"gather_outputs_{family}")
+        self._step_one = getattr(self.k, f"{method}_step_{family}")
+        self._steps = getattr(self.k, f"{method}_steps_{family}")
         self._no_vr = np.zeros(0, np.int64)
         self._no_f = np.zeros((0, 3))
         self._no_vals = np.zeros(0)
@@ -276,9 +285,9 @@ class Simulator:
             n = int(math.floor(ratio))
         rem = dt - n * self.h
         self._before_step = cp = self.checkpoint()
-        ok = self._rk4_steps(self._m, self._d, self.x, self.t, self.tau_drive, self.h, n)
+        ok = self._steps(self._m, self._d, self.x, self.t, self.tau_drive, self.h, n)
         if ok and rem > 1e-9 * self.h:
-            self._rk4_step(self._m, self._d, self.x, self.t + n * self.h, self.tau_drive, rem)
+            self._step_one(self._m, self._d, self.x, self.t + n * self.h, self.tau_drive, rem)
             ok = bool(np.all(np.isfinite(self.x)))
         if not ok:
             self.rollback(cp)

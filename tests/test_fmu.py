@@ -64,9 +64,9 @@ DRIVE = {"joint1.tau_drive": 2.0, "joint2.tau_drive": -1.0, "joint3.tau_drive": 
          "joint5.tau_drive": -0.7}
 
 
-def direct_run(friction, T, dt):
+def direct_run(friction, T, dt, method="rk4"):
     cm = compile_mechanism(registry.build("five_axis", friction=friction))
-    sim = Simulator(cm, step_size=1e-3)
+    sim = Simulator(cm, step_size=1e-3, method=method)
     sim.set_drive([DRIVE[f"joint{k}.tau_drive"] for k in range(1, 6)])
     rows = []
     for _ in range(int(round(T / dt))):
@@ -82,12 +82,15 @@ FMU_COLUMNS = ["joint1.q", "joint5.q", "joint3.qd", "joint3.F[3]", "joint2.M[1]"
                "joint1.friction_load", "tip5.r[2]", "energy.work_in"]
 
 
+@pytest.mark.parametrize("method", ["rk4", "ros2"])
 @pytest.mark.parametrize("friction,code", [("none", 0), ("stribeck", 2)])
-def test_fmpy_outputs_equal_the_direct_simulator(fmus, friction, code):
+def test_fmpy_outputs_equal_the_direct_simulator(fmus, friction, code, method):
+    """solver.integrator picks the method (0 = rk4, 1 = ros2) in the FMU as in the Simulator."""
     res = simulate_fmu(str(fmus["five_axis"].path), stop_time=0.5, output_interval=0.01,
-                       start_values={**DRIVE, "model.friction": code}, output=FMU_COLUMNS)
+                       start_values={**DRIVE, "model.friction": code,
+                                     "solver.integrator": ["rk4", "ros2"].index(method)}, output=FMU_COLUMNS)
     fmu = np.array([[row[c] for c in FMU_COLUMNS] for row in res[1:]])
-    ref = direct_run(friction, 0.5, 0.01)
+    ref = direct_run(friction, 0.5, 0.01, method)
     assert fmu.shape == ref.shape
     assert np.max(np.abs(fmu - ref)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
     assert np.max(np.abs(ref[:, 0])) > 0.01                          # it moved

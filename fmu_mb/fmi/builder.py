@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import registry
-from ..sources import TOOLING, core_digest, is_tooling
 from ..model.compile import compile_mechanism
+from ..sources import TOOLING, core_digest, is_tooling
 from .description import fmu_guid, interface_markdown, model_description
 from .interface import INTERFACE_FILE, build_interface, check_variants
 
@@ -263,7 +263,8 @@ def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = 
     module = registry.load(model)
     meta = getattr(module, "FMU", {})
     cm = compile_mechanism(module.build())
-    itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False))
+    itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),
+                          meta.get("method", "rk4"))
     variant_problems = check_variants(module, itf)
     if variant_problems:
         raise ValueError(f"models/{model}.py: its options build mechanisms the FMU interface cannot describe "

@@ -19,8 +19,8 @@ import uuid
 
 from lxml import etree
 
-from .interface import Interface
 from ..units import UNITS
+from .interface import Interface
 
 LOG_CATEGORIES = {
     "logStatusWarning": "Log messages with fmi2Warning status.",

@@ -41,10 +41,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from ..codes import RowKind
 from ..model import options as opt
 from ..model.compile import CompiledMechanism
-from ..codes import RowKind
 from ..outputs import BY_KEY, coordinate_kind, coordinate_label, expand, index_suffix
+from ..simulator import METHODS
 from ..units import DISPLAY, coordinate_units, force_unit
 
 #: range of every start coordinate (m or rad) and of the coordinates of a restored FMU state:
@@ -249,7 +250,7 @@ def constraint_union(module) -> tuple[list, list]:
 
 
 def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: float = 1e-3,
-                    static_start: bool = False) -> Interface:
+                    static_start: bool = False, method: str = "rk4") -> Interface:
     """The interface of ``models/<model_name>.py`` (its module and its default compilation)."""
     itf = Interface(model_name)
     options = getattr(module, "OPTIONS", {})
@@ -274,12 +275,13 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
         else:
             raise TypeError(f"models/{model_name}.py: option {name!r} must be Choice, Flag, Count or Value")
     itf.add(Var("solver.step_size", "Real", "parameter", "fixed",
-                "internal fixed step of the RK4 integrator; communication steps of any length are integrated "
-                "with it, the remainder of a step that is not a multiple of it by one shorter RK4 step",
+                "internal fixed step of the integrator; communication steps of any length are integrated "
+                "with it, the remainder of a step that is not a multiple of it by one shorter step",
                 ("solver", "step_size"), start=float(step_size), unit="s", min=1e-9, max=1.0))
     itf.add(Var("solver.integrator", "Integer", "parameter", "fixed",
-                "integration scheme (0 = classical 4th-order Runge-Kutta, fixed step, as in the papers)",
-                ("solver", "integrator"), start=0, min=0, max=0))
+                "integration scheme: " + "; ".join(f"{i} = {name} ({desc})" for i, (name, (_, desc))
+                                                   in enumerate(METHODS.items())),
+                ("solver", "integrator"), start=list(METHODS).index(method), min=0, max=len(METHODS) - 1))
     itf.add(Var("solver.max_steps_per_call", "Integer", "parameter", "fixed",
                 "largest number of internal steps one fmi2DoStep may take; longer communication steps are "
                 "refused with fmi2Error instead of blocking the host", ("solver", "max_steps_per_call"),

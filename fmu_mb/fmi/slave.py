@@ -34,9 +34,15 @@ from ..backend import backend_override, process_kernel_set
 from ..model import options as opt
 from ..model.compile import compile_mechanism
 from ..outputs import spec_table
-from ..simulator import SimulationError, Simulator
+from ..simulator import METHODS, SimulationError, Simulator
 from ..stability import rk4_step_limit
-from .interface import COORDINATE_LIMIT, INTERFACE_FILE, RATE_LIMIT, Interface, build_interface
+from .interface import (
+    COORDINATE_LIMIT,
+    INTERFACE_FILE,
+    RATE_LIMIT,
+    Interface,
+    build_interface,
+)
 from .table_slave import TableSlave
 
 
@@ -68,7 +74,8 @@ class MechanismSlave(TableSlave):
             itf = Interface.from_json(table.read_text(encoding="utf-8"))
         else:                                                      # a slave outside an FMU (tests)
             itf = build_interface(self.MODEL_NAME, self._module, compile_mechanism(self._module.build()),
-                                  self._meta.get("step_size", 1e-3), self._meta.get("static_start", False))
+                                  self._meta.get("step_size", 1e-3), self._meta.get("static_start", False),
+                                  self._meta.get("method", "rk4"))
         inputs = [(i, v) for i, v in enumerate(itf.vars) if v.causality == "input"]
         self._drive_vr = np.array([i for i, v in inputs if v.source[0] == "tau_drive"], dtype=np.int64)
         self._traj_inputs = [(i, v.source[1], v.source[2], v.name) for i, v in inputs if v.source[0] == "traj"]
@@ -156,7 +163,9 @@ class MechanismSlave(TableSlave):
         except (ValueError, RuntimeError) as exc:     # bad FMU_MB_BACKEND; native asked for, none loads
             self._error(str(exc))
             return False
-        sim = Simulator(cm, step_size=s[("solver", "step_size")], assemble=False, kernels=kernels, **solver)
+        method = list(METHODS)[int(s[("solver", "integrator")])]
+        sim = Simulator(cm, step_size=s[("solver", "step_size")], assemble=False, kernels=kernels, method=method,
+                        **solver)
         note = f" ({note})" if note else ""
         self._debug(f"kernels: {kernels.description}{note}")
         self._traj_applied = {}
@@ -170,8 +179,8 @@ class MechanismSlave(TableSlave):
             return False
         sim.hold_inputs(self._input_dofs, self._values[self._drive_vr],    # initial outputs see the inputs set
                         self._force_idx, self._values[self._force_vr])
-        limit = rk4_step_limit(sim)
-        if sim.h > limit.h_max * (1.0 + 1e-9):
+        limit = rk4_step_limit(sim) if method == "rk4" else None     # ros2: L-stable in the stiff forces
+        if limit is not None and sim.h > limit.h_max * (1.0 + 1e-9):
             lam = limit.eigenvalue
             advice = float(f"{0.9 * limit.h_max:.2g}")
             self._error(f"solver.step_size = {sim.h:g} s is above the stability limit of explicit RK4 for these "

@@ -74,11 +74,21 @@ def _point_kinematics(oR, op, w, vl, aw0, al0, b, px, py, pz, out):
 
 
 @njit(cache=True, error_model="numpy")
+def joint_axes(m, d):
+    """d.jaxis: the world axis of every body's joint. Needs forward_kinematics."""
+    jtype, ax, oR, jaxis = m.body_jtype, m.body_axis, d.oR, d.jaxis
+    for i in range(m.nbody):
+        if jtype[i] != JointType.FIXED:
+            jaxis[i, 0], jaxis[i, 1], jaxis[i, 2] = _rot(oR, i, ax[i, 0], ax[i, 1], ax[i, 2])
+
+
+@njit(cache=True, error_model="numpy")
 def bias_accelerations(m, d):
     """d.aw0/al0: spatial body accelerations (body frame) for q̈ = 0 and no gravity, and
-    d.jaxis: the world axis of every body's joint. Needs forward_kinematics."""
-    nb, parent, jtype, ax = m.nbody, m.body_parent, m.body_jtype, m.body_axis
-    lR, lp, cw, cl, aw0, al0, oR, jaxis = d.lR, d.lp, d.cw, d.cl, d.aw0, d.al0, d.oR, d.jaxis
+    d.jaxis (:func:`joint_axes`). Needs forward_kinematics."""
+    nb, parent = m.nbody, m.body_parent
+    lR, lp, cw, cl, aw0, al0 = d.lR, d.lp, d.cw, d.cl, d.aw0, d.al0
+    joint_axes(m, d)
     for i in range(nb):
         p = parent[i]
         if p < 0:
@@ -88,12 +98,10 @@ def bias_accelerations(m, d):
                                                      al0[p, 0], al0[p, 1], al0[p, 2])
         aw0[i, 0], aw0[i, 1], aw0[i, 2] = a0 + cw[i, 0], a1 + cw[i, 1], a2 + cw[i, 2]
         al0[i, 0], al0[i, 1], al0[i, 2] = l0 + cl[i, 0], l1 + cl[i, 1], l2 + cl[i, 2]
-        if jtype[i] != JointType.FIXED:
-            jaxis[i, 0], jaxis[i, 1], jaxis[i, 2] = _rot(oR, i, ax[i, 0], ax[i, 1], ax[i, 2])
 
 
 @njit(cache=True, error_model="numpy")
-def _add_wrench_row(parent, jtype, dof, jaxis, op, C, k, b, M0, M1, M2, F0, F1, F2, P0, P1, P2, sign):
+def add_wrench_row(parent, jtype, dof, jaxis, op, C, k, b, M0, M1, M2, F0, F1, F2, P0, P1, P2, sign):
     """C[k, :] += sign × generalized force of the world wrench (M, F at P) on body b."""
     i = b
     while i >= 0:
@@ -231,9 +239,9 @@ def constraint_terms(m, d, q, v, t):
             wF[k, 0], wF[k, 1], wF[k, 2] = n0, n1, n2
             wpa[k, 0], wpa[k, 1], wpa[k, 2] = ra0, ra1, ra2
             wpb[k, 0], wpb[k, 1], wpb[k, 2] = KB[0, 0], KB[0, 1], KB[0, 2]
-        _add_wrench_row(parent, jtype, bdof, jaxis, op, C, k, a, wM[k, 0], wM[k, 1], wM[k, 2],
+        add_wrench_row(parent, jtype, bdof, jaxis, op, C, k, a, wM[k, 0], wM[k, 1], wM[k, 2],
                         wF[k, 0], wF[k, 1], wF[k, 2], wpa[k, 0], wpa[k, 1], wpa[k, 2], 1.0)
-        _add_wrench_row(parent, jtype, bdof, jaxis, op, C, k, b, wM[k, 0], wM[k, 1], wM[k, 2],
+        add_wrench_row(parent, jtype, bdof, jaxis, op, C, k, b, wM[k, 0], wM[k, 1], wM[k, 2],
                         wF[k, 0], wF[k, 1], wF[k, 2], wpb[k, 0], wpb[k, 1], wpb[k, 2], -1.0)
         rate = 0.0
         for j in range(nv):

@@ -52,6 +52,49 @@ def law(code, par, k, v, z):
 
 
 @njit(cache=True, error_model="numpy")
+def law_slopes(code, par, k, v, z):
+    """Partial derivatives of :func:`law` at (v, z), for the linearly implicit integrator
+    (kernels.linearly_implicit): (∂coef/∂v, ∂visc/∂v, ∂coef/∂z, ∂ż/∂v, ∂ż/∂z).
+
+    Exact where the law is smooth; at the sign switches of Dahl (v = 0) and of |v| in LuGre
+    the one-sided slope of the branch v ≥ 0 is taken (a Rosenbrock-W method tolerates an
+    approximate Jacobian without losing its order)."""
+    if code == LawKind.COULOMB_VISCOUS or code == LawKind.STRIBECK:
+        eps = par[k, 7]
+        den = math.sqrt(v * v + eps * eps)
+        sg = v / den
+        dsg = eps * eps / (den * den * den)
+        if code == LawKind.COULOMB_VISCOUS:
+            return par[k, 0] * dsg, par[k, 1], 0.0, 0.0, 0.0
+        r = v / par[k, 3]
+        e = math.exp(-r * r)
+        mag = par[k, 0] + (par[k, 2] - par[k, 0]) * e
+        dmag = (par[k, 2] - par[k, 0]) * e * (-2.0 * r / par[k, 3])
+        return dmag * sg + mag * dsg, par[k, 1], 0.0, 0.0, 0.0
+    if code == LawKind.DAHL:
+        sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+        s0, mu, gam = par[k, 4], par[k, 2], par[k, 6]
+        base = 1.0 - s0 * z * sgn / mu
+        mag = abs(base) ** gam
+        dzd_dz = 0.0
+        if base != 0.0:
+            dzd_dz = v * gam * abs(base) ** (gam - 1.0) * (-s0 * sgn / mu)
+        return 0.0, 0.0, s0, (mag if base >= 0.0 else -mag), dzd_dz
+    if code == LawKind.LUGRE:
+        s0, s1, s2, vs = par[k, 4], par[k, 5], par[k, 6], par[k, 3]
+        r = v / vs
+        e = math.exp(-r * r)
+        g = par[k, 0] + (par[k, 2] - par[k, 0]) * e
+        dg = (par[k, 2] - par[k, 0]) * e * (-2.0 * r / vs)
+        av = abs(v)
+        sv = 1.0 if v >= 0.0 else -1.0
+        dzd_dz = -s0 * av / g
+        dzd_dv = 1.0 - s0 * z * (sv * g - av * dg) / (g * g)
+        return s1 * dzd_dv + s2, 0.0, s0 + s1 * dzd_dz, dzd_dv, dzd_dz
+    return 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def friction_laws(m, d, v, z):
     """d.fric_coef, d.fric_visc, d.zdot for velocities v and bristle states z."""
     nv, code, zidx, par = m.nv, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par

@@ -23,7 +23,7 @@ from .constrained import constrained_derivative
 from .dynamics import state_derivative
 from .projection import project
 
-_ALL_GROUPS = np.ones(len(Group), dtype=np.int64)     # project every constraint group
+ALL_GROUPS = np.ones(len(Group), dtype=np.int64)      # project every constraint group
 
 
 @njit(cache=True, error_model="numpy")
@@ -42,7 +42,7 @@ def _combine(x, h, k1, k2, k3, k4):
 
 
 @njit(cache=True, error_model="numpy")
-def _finite(x) -> bool:
+def finite(x) -> bool:
     for i in range(x.shape[0]):
         if not (x[i] - x[i] == 0.0):
             return False
@@ -77,7 +77,7 @@ def rk4_step_constrained(m, d, x, t, tau_drive, h):
     constrained_derivative(m, d, xs, t + h, tau_drive, k4)
     _combine(x, h, k1, k2, k3, k4)
     if d.solver_opt[SolverOption.PROJECTION] != 0.0:
-        project(m, d, x, t + h, _ALL_GROUPS)
+        project(m, d, x, t + h, ALL_GROUPS)
 
 
 @njit(cache=True, error_model="numpy")
@@ -87,7 +87,7 @@ def rk4_steps_tree(m, d, x, t, tau_drive, h, nsteps):
     holds it: callers that must keep the last good state copy x beforehand)."""
     for s in range(nsteps):
         rk4_step_tree(m, d, x, t + s * h, tau_drive, h)
-        if not _finite(x):
+        if not finite(x):
             return False
     return True
 
@@ -97,6 +97,6 @@ def rk4_steps_constrained(m, d, x, t, tau_drive, h, nsteps):
     """The same for a constrained mechanism."""
     for s in range(nsteps):
         rk4_step_constrained(m, d, x, t + s * h, tau_drive, h)
-        if not _finite(x):
+        if not finite(x):
             return False
     return True

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..codes import SEGMENT_WIDTH, SolverOption, SolverStat
 
+
 class Field(NamedTuple):
     """One array (or scalar count) of Model or Data: the schema make_data, the JIT handles
     (kernels.handles) and the native build (fmu_mb.native.build) all read."""
@@ -175,6 +176,21 @@ DATA_SCHEMA = (
     _f("k2", "f8", "nx", "RK4 stage"),
     _f("k3", "f8", "nx", "RK4 stage"),
     _f("k4", "f8", "nx", "RK4 stage"),
+    # linearly implicit integrator (kernels.linearly_implicit): the stage matrix of a step and its parts
+    _f("lin_W", "f8", ("nvc", "nvc"), "LU factors of the stage matrix [M + γh·D + (γh)²·K  C_Iᵀ; C_I  0]"),
+    _f("lin_piv", "i8", "nvc", "its pivots"),
+    _f("lin_M", "f8", (_V, _V), "M at the start of the step"),
+    _f("lin_K", "f8", (_V, _V), "stiffness −∂Q/∂q of the stiff forces (springs, supports)"),
+    _f("lin_C", "f8", (_C, _V), "the independent constraint rows C_I at the start of the step"),
+    _f("lin_rs", "f8", _C, "1/(1 + 2αγh + b(γh)²) of each independent row (implicit Baumgarte terms)"),
+    _f("lin_rb", "f8", _C, "b·γh of each independent row, b = β² (holonomic) or 0 (first order)"),
+    _f("lin_G", "f8", ("nf", "nf"), "friction loop factor (I − diag(coef)·∂L/∂W·S)⁻¹ at the start of the step"),
+    _f("lin_cz", "f8", "nf", "L·∂coef/∂z of each friction coordinate with a bristle state"),
+    _f("lin_zz", "f8", "nz", "bristle state: 1/(1 − γh·∂ż/∂z)"),
+    _f("lin_zv", "f8", "nz", "bristle state: γh·(∂ż/∂q̇)/(1 − γh·∂ż/∂z)"),
+    _f("lin_b", "f8", "nvc", "stage right-hand side and solution"),
+    _f("lin_J", "f8", (3, _V), "point Jacobian of a support, world rows"),
+    _f("lin_n", "i8", 1, "size of the factored stage matrix (nv + independent rows)"),
     _f("f6", "f8", 6, "scratch"),
     _f("t6", "f8", 6, "scratch"),
     _f("r33", "f8", (3, 3), "scratch"),
@@ -252,7 +268,7 @@ class Data(namedtuple("DataFields", DATA_FIELDS)):
 
 def sizes(model: Model) -> dict:
     """The named sizes the schema's shapes use."""
-    return dict(nbody=model.nbody, nv=model.nv, nz=model.nz, nx=model.nx, nc=model.nc,
+    return dict(nbody=model.nbody, nv=model.nv, nz=model.nz, nx=model.nx, nc=model.nc, nvc=model.nv + model.nc,
                 nf=model.fric_dofs.shape[0], nsup=model.sup_body.shape[0], nlsup=model.lsup_U.shape[0],
                 ndep=model.dep_user.shape[0], ntraj=model.traj_first.shape[0], nseg=model.seg_kind.shape[0],
                 nobj=model.cobj_body.shape[0], nbf=model.bf_body.shape[0])

@@ -1,0 +1,292 @@
+"""A linearly implicit, fixed-cost integrator: the two-stage Rosenbrock-W method ROS2.
+
+Why. The papers' detail is stiff: RFEM spring-damping elements (paper 000 eqs. 17-18, 001
+eq. 7), sprung bases (000 eqs. 15-16, 001 eqs. 3-4), the regularised Coulomb slope of every
+friction law, LuGre/Dahl bristles (000 eq. 22, 001 eqs. 14-15) and Baumgarte terms (000 eqs.
+33, 37). Explicit RK4 needs steps of 10-50 µs for them. Real-time multibody codes answer with
+noniterative linearly implicit methods of fixed cost (Arnold et al., Multibody Syst Dyn 2007;
+Rill's modified implicit Euler, 2006) or implicit schemes with a fixed iteration count
+(Cuadrado et al.; MuJoCo's ``implicitfast`` linearises the velocity-dependent forces). ROS2 is
+of the first kind and of order 2:
+
+    (I − γhJ) k1 = f(t, x)
+    (I − γhJ) k2 = f(t + h, x + h k1) − 2 k1                       γ = 1 + 1/√2
+    x⁺ = x + 3/2 h k1 + 1/2 h k2
+
+(Verwer, Spee, Blom, Hundsdorfer, SIAM J Sci Comput 20, 1999). It is L-stable, and as a
+W-method it keeps order 2 for *any* matrix J: J need only hold the stiff part of ∂f/∂x for
+stability, so it is built from analytic Jacobians of the stiff forces and nothing else. Cost
+per step: two evaluations of the full pipeline (friction ↔ reaction loop and constrained
+solve included), one mass matrix, one LU factorisation of an (nv + r)-square matrix and two
+solves: fixed, no iteration. The time is treated as a state with a zero column in J (which the
+W property allows), hence f at t + h in the second stage.
+
+J (state x = [q, q̇, z, energies], f = [q̇, q̈, ż, powers]). With M q̈ = Q(q, q̇, z) + Cᵀλ and
+C q̈ = γ(q, q̇), the stiff part of Q and γ is linearised about the step's start:
+
+    −∂Q/∂q  ≈ K = diag(k_sde) + base_K + Σ_s J_sᵀ S_s J_s         (springs, supports)
+    −∂Q/∂q̇  ≈ D = diag(c_sde) + base_D + Σ_s J_sᵀ D_s J_s + diag(L ∂coef/∂q̇ + ∂visc/∂q̇)
+    −∂Q/∂z  = diag(L ∂coef/∂z),   ∂ż/∂q̇, ∂ż/∂z per bristle (kernels.friction.law_slopes)
+    ∂γ/∂q̇  ≈ −2α C,   ∂γ/∂q ≈ −β² C (holonomic rows)
+
+(J_s the world point Jacobian of support s, L the friction normal load of the step's start; the
+velocity products, gravity, geometric stiffness and the loads' dependence on the state are the
+non-stiff remainder). Eliminating k_q = r_q + γh k_v and the bristle rows turns each stage into
+
+    [M + γh D + (γh)² K   C_Iᵀ] [k_v]   [M r_v − γh K r_q − γh c_z (1 − γh ∂ż/∂z)⁻¹ r_z          ]
+    [C_I                  0   ] [ μ ] = [(C_I r_v − β²γh C_I r_q) / (1 + 2αγh + β²(γh)²)    ]
+
+over the independent rows C_I of the step's partition (kernels.partition). The matrix is
+factored once per step with partial pivoting; GPME and Lagrange derivatives use the same stage
+solve (the two formulations differ in f only).
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..codes import RowKind, SolverOption
+from .constrained import constrained_derivative
+from .constraints import add_wrench_row, joint_axes
+from .crba import crba
+from .dynamics import _solve_small, state_derivative
+from .friction import law_slopes
+from .integrators import ALL_GROUPS, finite
+from .kinematics import point_position
+from .linalg import lu_factor, lu_solve
+from .projection import project
+
+GAMMA = 1.0 + 1.0 / math.sqrt(2.0)        # ROS2's γ (L-stable)
+
+
+@njit(cache=True, error_model="numpy")
+def _support_terms(m, d, gh):
+    """Add Σ_s J_sᵀ S_s J_s to d.lin_K and γh·Σ_s J_sᵀ D_s J_s to the stage matrix (exact supports,
+    paper 000 eq. 15: world-axis stiffness S and damping D at the attachment point)."""
+    nv = m.nv
+    sup_body, sup_point, sup_k, sup_d = m.sup_body, m.sup_point, m.sup_k, m.sup_d
+    parent, jtype, bdof = m.body_parent, m.body_jtype, m.body_dof
+    oR, op, jaxis, J, K, W = d.oR, d.op, d.jaxis, d.lin_J, d.lin_K, d.lin_W
+    if sup_body.shape[0] == 0:
+        return
+    joint_axes(m, d)
+    for s in range(sup_body.shape[0]):
+        b = sup_body[s]
+        px, py, pz = point_position(oR, op, b, sup_point[s, 0], sup_point[s, 1], sup_point[s, 2])
+        for a in range(3):
+            for j in range(nv):
+                J[a, j] = 0.0
+            add_wrench_row(parent, jtype, bdof, jaxis, op, J, a, b, 0.0, 0.0, 0.0,
+                           1.0 if a == 0 else 0.0, 1.0 if a == 1 else 0.0, 1.0 if a == 2 else 0.0,
+                           px, py, pz, 1.0)
+        for a in range(3):
+            ks, ds = sup_k[s, a], gh * sup_d[s, a]
+            for i in range(nv):
+                ji = J[a, i]
+                if ji == 0.0:
+                    continue
+                for j in range(nv):
+                    K[i, j] += ks * ji * J[a, j]
+                    W[i, j] += ds * ji * J[a, j]
+
+
+@njit(cache=True, error_model="numpy")
+def _friction_terms(m, d, v, z, gh):
+    """Friction rows of the stage matrix. The torques solve τ_f = coef(q̇, z)∘L(W₀ + S τ_f) + visc(q̇)
+    (kernels.dynamics), so their slopes carry the loop's factor G = (I − diag(coef)·∂L/∂W·S)⁻¹:
+    ∂τ_f/∂q̇_j = G[:, j]·(L_j ∂coef_j/∂q̇_j + ∂visc_j/∂q̇_j), ∂τ_f/∂z_j = G[:, j]·L_j ∂coef_j/∂z_j. Each
+    bristle row is eliminated: k_z = (r_z + γh ∂ż/∂q̇ k_v)/(1 − γh ∂ż/∂z)."""
+    fdofs, code, zidx, par, load = m.fric_dofs, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par, d.fric_load
+    coef, S, dL, Jr, col, G = d.fric_coef, d.fric_S, d.fric_dL, d.fric_J, d.fric_dt, d.lin_G
+    W, cz, zz, zv = d.lin_W, d.lin_cz, d.lin_zz, d.lin_zv
+    nf = fdofs.shape[0]
+    for j in range(nf):                            # G, column by column (nf is a handful)
+        for k in range(nf):
+            for i in range(nf):
+                s = 0.0
+                for c in range(6):
+                    s += dL[k, c] * S[k, c, i]
+                Jr[k, i] = (1.0 if k == i else 0.0) - coef[fdofs[k]] * s
+            col[k] = 1.0 if k == j else 0.0
+        if not _solve_small(Jr, col, nf):          # a self-locking loop: leave its factor out
+            for k in range(nf):
+                col[k] = 1.0 if k == j else 0.0
+        for k in range(nf):
+            G[k, j] = col[k]
+    for j in range(nf):
+        dj = fdofs[j]
+        zi = zidx[dj]
+        dc_dv, dvis_dv, dc_dz, dzd_dv, dzd_dz = law_slopes(code[dj], par, dj, v[dj], z[zi] if zi >= 0 else 0.0)
+        cv = load[dj] * dc_dv + dvis_dv
+        cz[j] = 0.0
+        if zi >= 0:
+            den = 1.0 - gh * dzd_dz
+            zz[zi] = 1.0 / den
+            zv[zi] = gh * dzd_dv / den
+            cz[j] = load[dj] * dc_dz
+            cv += cz[j] * zv[zi]
+        for k in range(nf):
+            W[fdofs[k], dj] += gh * G[k, j] * cv
+
+
+@njit(cache=True, error_model="numpy")
+def stage_matrix(m, d, x, gh):
+    """Build and factor the stage matrix of a step of size h (gh = γh) at the state x whose
+    pipeline ran last (kinematics, M, friction loads, and for constrained mechanisms C and the
+    partition are those of x). Returns False if it is singular."""
+    nv, nz, r = m.nv, m.nz, d.cp_rank[0] if m.nc > 0 else 0
+    M, W, K, Ms, Cs = d.M, d.lin_W, d.lin_K, d.lin_M, d.lin_C
+    v = x[nv:2 * nv]
+    z = x[2 * nv:2 * nv + nz]
+    n = nv + r
+    for i in range(n):
+        for j in range(n):
+            W[i, j] = 0.0
+    for i in range(nv):
+        for j in range(nv):
+            Ms[i, j] = M[i, j]
+            K[i, j] = 0.0
+            W[i, j] = M[i, j]
+    for k in range(nv):                            # joint springs and dampers (RFEM sdes)
+        K[k, k] += m.dof_k[k]
+        W[k, k] += gh * m.dof_c[k]
+    b = m.base_dof[0]
+    if b >= 0:                                     # linearized base supports (paper 001 eq. 4)
+        for i in range(6):
+            for j in range(6):
+                K[b + i, b + j] += m.base_K[i, j]
+                W[b + i, b + j] += gh * m.base_D[i, j]
+    _support_terms(m, d, gh)
+    for i in range(nv):
+        for j in range(nv):
+            W[i, j] += gh * gh * K[i, j]
+    _friction_terms(m, d, v, z, gh)
+    if r > 0:
+        C, rows, kind = d.con_C, d.cp_rows, m.con_kind
+        alpha, beta = d.solver_opt[SolverOption.ALPHA], d.solver_opt[SolverOption.BETA]
+        for i in range(r):
+            row = rows[i]
+            bq = 0.0 if kind[row] == RowKind.VEL else beta * beta
+            d.lin_rs[i] = 1.0 / (1.0 + 2.0 * alpha * gh + bq * gh * gh)
+            d.lin_rb[i] = bq * gh
+            for j in range(nv):
+                Cs[i, j] = C[row, j]
+                W[nv + i, j] = C[row, j]
+                W[j, nv + i] = C[row, j]
+    d.lin_n[0] = n
+    return lu_factor(W, n, d.lin_piv) > 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def stage_solve(m, d, res, k, gh):
+    """k = (I − γhJ)⁻¹ res (after :func:`stage_matrix`); res and k of length nx, not aliased."""
+    nv, nz, nx, n = m.nv, m.nz, m.nx, d.lin_n[0]
+    Ms, K, Cs, rhs, zidx, fdof = d.lin_M, d.lin_K, d.lin_C, d.lin_b, m.dof_fric_z, m.fric_dofs
+    for i in range(nv):
+        s = 0.0
+        for j in range(nv):
+            s += Ms[i, j] * res[nv + j] - gh * K[i, j] * res[j]
+        rhs[i] = s
+    nf = fdof.shape[0]
+    for j in range(nf):                               # bristle residuals through the friction torques
+        zi = zidx[fdof[j]]
+        if zi >= 0:
+            w = gh * d.lin_cz[j] * d.lin_zz[zi] * res[2 * nv + zi]
+            for i in range(nf):
+                rhs[fdof[i]] -= d.lin_G[i, j] * w
+    for i in range(n - nv):
+        s = 0.0
+        for j in range(nv):
+            s += Cs[i, j] * (res[nv + j] - d.lin_rb[i] * res[j])
+        rhs[nv + i] = s * d.lin_rs[i]
+    lu_solve(d.lin_W, n, d.lin_piv, rhs)
+    for i in range(nv):
+        k[nv + i] = rhs[i]
+        k[i] = res[i] + gh * rhs[i]
+    for t in range(fdof.shape[0]):
+        kk = fdof[t]
+        zi = zidx[kk]
+        if zi >= 0:
+            k[2 * nv + zi] = d.lin_zz[zi] * res[2 * nv + zi] + d.lin_zv[zi] * rhs[kk]
+    for i in range(2 * nv + nz, nx):
+        k[i] = res[i]
+
+
+@njit(cache=True, error_model="numpy")
+def _fail(x):
+    for i in range(x.shape[0]):
+        x[i] = math.nan
+
+
+@njit(cache=True, error_model="numpy")
+def _advance(m, d, x, h):
+    """Second stage's right-hand side is in d.k3; finish the step: x += 3/2 h k1 + 1/2 h k2."""
+    k1, k2, f = d.k1, d.k2, d.k3
+    for i in range(x.shape[0]):
+        f[i] -= 2.0 * k1[i]
+    stage_solve(m, d, f, k2, GAMMA * h)
+    for i in range(x.shape[0]):
+        x[i] += h * (1.5 * k1[i] + 0.5 * k2[i])
+
+
+@njit(cache=True, error_model="numpy")
+def _first_stage(m, d, x, h):
+    """After f(x) is in d.k3: factor, k1 into d.k1, the second stage's state into d.xs.
+    False if the stage matrix is singular."""
+    gh = GAMMA * h
+    if not stage_matrix(m, d, x, gh):
+        return False
+    stage_solve(m, d, d.k3, d.k1, gh)
+    xs, k1 = d.xs, d.k1
+    for i in range(x.shape[0]):
+        xs[i] = x[i] + h * k1[i]
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def ros2_step_tree(m, d, x, t, tau_drive, h):
+    """One ROS2 step of size h (s) of a mechanism without constraint rows, x in place (NaN if
+    the stage matrix is singular)."""
+    state_derivative(m, d, x, tau_drive, d.k3)
+    crba(m, d)                                   # M(q); the kinematics are x's
+    if not _first_stage(m, d, x, h):
+        _fail(x)
+        return
+    state_derivative(m, d, d.xs, tau_drive, d.k3)
+    _advance(m, d, x, h)
+
+
+@njit(cache=True, error_model="numpy")
+def ros2_step_constrained(m, d, x, t, tau_drive, h):
+    """One ROS2 step of size h (s) from time t of a constrained mechanism, x in place, then the
+    projection if the solver asks for it."""
+    constrained_derivative(m, d, x, t, tau_drive, d.k3)     # leaves M, C and the partition of x
+    if not _first_stage(m, d, x, h):
+        _fail(x)
+        return
+    constrained_derivative(m, d, d.xs, t + h, tau_drive, d.k3)
+    _advance(m, d, x, h)
+    if d.solver_opt[SolverOption.PROJECTION] != 0.0:
+        project(m, d, x, t + h, ALL_GROUPS)
+
+
+@njit(cache=True, error_model="numpy")
+def ros2_steps_tree(m, d, x, t, tau_drive, h, nsteps):
+    """``nsteps`` ROS2 steps of size h from time t; False at the first non-finite state (as
+    integrators.rk4_steps_tree)."""
+    for s in range(nsteps):
+        ros2_step_tree(m, d, x, t + s * h, tau_drive, h)
+        if not finite(x):
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def ros2_steps_constrained(m, d, x, t, tau_drive, h, nsteps):
+    """The same for a constrained mechanism."""
+    for s in range(nsteps):
+        ros2_step_constrained(m, d, x, t + s * h, tau_drive, h)
+        if not finite(x):
+            return False
+    return True
