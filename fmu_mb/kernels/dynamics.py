@@ -108,9 +108,11 @@ def _solve_small(A, b, n):
 
 
 @njit(cache=True, error_model="numpy")
-def _direction(m, d):
-    """Newton direction d.fric_dt = −J⁻¹ r with J = I − diag(coef)·∂L/∂W·S (False: singular J)."""
-    fdofs, coef, S, J, dL, r, dt = m.fric_dofs, d.fric_coef, d.fric_S, d.fric_J, d.fric_dL, d.fric_r, d.fric_dt
+def loop_jacobian(m, d):
+    """d.fric_J = I − diag(coef)·∂L/∂W·S, the Jacobian of the friction-loop residual at the last
+    evaluated iterate (d.fric_dL, d.fric_S); also the inverse factor of the torques' slopes
+    (kernels.linearly_implicit)."""
+    fdofs, coef, S, J, dL = m.fric_dofs, d.fric_coef, d.fric_S, d.fric_J, d.fric_dL
     nf = fdofs.shape[0]
     for k in range(nf):
         c = coef[fdofs[k]]
@@ -119,8 +121,16 @@ def _direction(m, d):
             for q in range(6):
                 s += dL[k, q] * S[k, q, j]
             J[k, j] = (1.0 if k == j else 0.0) - c * s
+
+
+@njit(cache=True, error_model="numpy")
+def _direction(m, d):
+    """Newton direction d.fric_dt = −J⁻¹ r with J = :func:`loop_jacobian` (False: singular J)."""
+    r, dt = d.fric_r, d.fric_dt
+    loop_jacobian(m, d)
+    for k in range(m.fric_dofs.shape[0]):
         dt[k] = -r[k]
-    return _solve_small(J, dt, nf)
+    return _solve_small(d.fric_J, dt, m.fric_dofs.shape[0])
 
 
 @njit(cache=True, error_model="numpy")

@@ -50,7 +50,7 @@ from ..codes import RowKind, SolverOption
 from .constrained import constrained_derivative
 from .constraints import add_wrench_row, joint_axes
 from .crba import crba
-from .dynamics import _solve_small, state_derivative
+from .dynamics import _solve_small, loop_jacobian, state_derivative
 from .friction import law_slopes
 from .integrators import ALL_GROUPS, finite
 from .kinematics import point_position
@@ -98,18 +98,13 @@ def _friction_terms(m, d, v, z, gh):
     ∂τ_f/∂q̇_j = G[:, j]·(L_j ∂coef_j/∂q̇_j + ∂visc_j/∂q̇_j), ∂τ_f/∂z_j = G[:, j]·L_j ∂coef_j/∂z_j. Each
     bristle row is eliminated: k_z = (r_z + γh ∂ż/∂q̇ k_v)/(1 − γh ∂ż/∂z)."""
     fdofs, code, zidx, par, load = m.fric_dofs, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par, d.fric_load
-    coef, S, dL, Jr, col, G = d.fric_coef, d.fric_S, d.fric_dL, d.fric_J, d.fric_dt, d.lin_G
-    W, cz, zz, zv = d.lin_W, d.lin_cz, d.lin_zz, d.lin_zv
+    col, G, W, cz, zz, zv = d.fric_dt, d.lin_G, d.lin_W, d.lin_cz, d.lin_zz, d.lin_zv
     nf = fdofs.shape[0]
-    for j in range(nf):                            # G, column by column (nf is a handful)
+    for j in range(nf):                            # G, column by column (nf is a handful; the solve
+        loop_jacobian(m, d)                        # overwrites the Jacobian, so it is rebuilt)
         for k in range(nf):
-            for i in range(nf):
-                s = 0.0
-                for c in range(6):
-                    s += dL[k, c] * S[k, c, i]
-                Jr[k, i] = (1.0 if k == i else 0.0) - coef[fdofs[k]] * s
             col[k] = 1.0 if k == j else 0.0
-        if not _solve_small(Jr, col, nf):          # a self-locking loop: leave its factor out
+        if not _solve_small(d.fric_J, col, nf):    # a self-locking loop: leave its factor out
             for k in range(nf):
                 col[k] = 1.0 if k == j else 0.0
         for k in range(nf):
