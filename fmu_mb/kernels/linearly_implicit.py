@@ -93,10 +93,21 @@ def _support_terms(m, d, gh):
 
 @njit(cache=True, error_model="numpy")
 def _friction_terms(m, d, v, z, gh):
-    """Friction rows of the stage matrix. The torques solve τ_f = coef(q̇, z)∘L(W₀ + S τ_f) + visc(q̇)
+    """Friction rows of the stage matrix (d.qdd: the accelerations at the step's start, which pick
+    the side of a law's kink, kernels.friction.law_slopes). The torques solve τ_f = coef(q̇, z)∘L(W₀ + S τ_f) + visc(q̇)
     (kernels.dynamics), so their slopes carry the loop's factor G = (I − diag(coef)·∂L/∂W·S)⁻¹:
     ∂τ_f/∂q̇_j = G[:, j]·(L_j ∂coef_j/∂q̇_j + ∂visc_j/∂q̇_j), ∂τ_f/∂z_j = G[:, j]·L_j ∂coef_j/∂z_j. Each
-    bristle row is eliminated: k_z = (r_z + γh ∂ż/∂q̇ k_v)/(1 − γh ∂ż/∂z)."""
+    bristle row is eliminated: k_z = (r_z + γh ∂ż/∂q̇ k_v)/(1 − γh ∂ż/∂z).
+
+    Falling slopes stay out of the matrix. Where a joint's effective slope (its own and through
+    its bristle) is negative — Stribeck's falling branch, or a LuGre bristle deflected beyond its
+    sliding value while the joint breaks away (then σ1·∂ż/∂q̇ < 0) — the mode it drives grows
+    physically: on the RPSUP (flexible base and coupler, LuGre σ1 = 30 s/rad) the full Jacobian has
+    λ = +560 1/s at t = 0.639 s, from R22 (load 0.018 N·m) and the coupler's last sdes. A linearly
+    implicit stage has a pole at γhλ = 1 (γh = 1.7 ms at h = 1 ms: γhλ = 0.95, the stage
+    amplified k₁ 19-fold and the run diverged). Left out (∂τ_f/∂q̇, ∂τ_f/∂z, ∂ż/∂q̇ := 0 for that
+    joint; the bristle keeps its own decay rate), the mode is integrated explicitly, where the
+    method is Heun's, and W-methods keep their order for any such choice."""
     fdofs, code, zidx, par, load = m.fric_dofs, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par, d.fric_load
     col, G, W, cz, zz, zv = d.fric_dt, d.lin_G, d.lin_W, d.lin_cz, d.lin_zz, d.lin_zv
     nf = fdofs.shape[0]
@@ -109,10 +120,12 @@ def _friction_terms(m, d, v, z, gh):
                 col[k] = 1.0 if k == j else 0.0
         for k in range(nf):
             G[k, j] = col[k]
+    h = gh / GAMMA
     for j in range(nf):
         dj = fdofs[j]
         zi = zidx[dj]
-        dc_dv, dvis_dv, dc_dz, dzd_dv, dzd_dz = law_slopes(code[dj], par, dj, v[dj], z[zi] if zi >= 0 else 0.0)
+        dc_dv, dvis_dv, dc_dz, dzd_dv, dzd_dz = law_slopes(code[dj], par, dj, v[dj], z[zi] if zi >= 0 else 0.0,
+                                                           v[dj] + h * d.qdd[dj])
         cv = load[dj] * dc_dv + dvis_dv
         cz[j] = 0.0
         if zi >= 0:
@@ -121,6 +134,11 @@ def _friction_terms(m, d, v, z, gh):
             zv[zi] = gh * dzd_dv / den
             cz[j] = load[dj] * dc_dz
             cv += cz[j] * zv[zi]
+        if cv < 0.0:                               # a falling slope: its mode grows, leave it explicit
+            cv = 0.0
+            cz[j] = 0.0
+            if zi >= 0:
+                zv[zi] = 0.0
         for k in range(nf):
             W[fdofs[k], dj] += gh * G[k, j] * cv
 
