@@ -1,22 +1,32 @@
 """Real-time factor of every mechanism: direct simulator and FMU (FMPy), at the FMU's step and the paper's.
 
-Run:  python bench/realtime.py [--fmus dist] [--seconds 2]
+Run:  python bench/realtime.py [--fmus dist] [--seconds 2] [--detail-seconds 10]
 
 For every model in models/ (default options, i.e. the paper's run where the model file
-has one): the cost of one internal RK4 step of the jitted core (Simulator.step over
+has one): the cost of one internal step (the FMU's default integrator) of the jitted core (Simulator.step over
 ``--seconds`` of simulated time), the real-time factor (simulated / wall time) at the
 FMU's default internal step and, where the paper used another, at the paper's step; then
 the same mechanism as an FMU in FMPy with a 10 ms communication step, getReal of every
 output after each doStep. Medians of 3 repetitions, one process, after a warm-up step
 (numba's compilation is excluded: see bench/fmu_startup.py for start-up).
+
+Second table: every mechanism FMU at its most detailed options (``DETAIL``), with RK4 at the
+model's RK4 step (``RK4_STEP``, else the FMU's step) and with ROS2 (``solver.integrator`` = 1) at 1 and 2 ms, stepped
+through FMPy at a 10 ms communication step reading every Real output: real-time factor, mean,
+99.9th percentile and worst doStep (+ getReal) after the first, the first one, and the worst
+again with Python's garbage collector disabled (the stepping path should not allocate, so the
+two worst cases should agree).
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,20 +34,26 @@ from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
 from fmu_mb.simulator import Simulator
 
-#: the papers' internal steps where they differ from the FMU default
+#: the papers' internal (RK4) steps where they differ from the FMU default
 PAPER_STEP = {"manipulator": 1e-5, "rpsup": 1e-5, "crane": 2.5e-4}
 #: inputs that make the default run move
 INPUTS = {"crane": ("column", -400.0)}
+#: the most detailed options of every model (issue 12's list; the mobile robot has no physics options)
+DETAIL = {"crane": dict(link="flexible", friction="lugre", base="flexible"),
+          "manipulator": dict(base="flexible", link="flexible", friction="lugre"),
+          "rpsup": dict(base="flexible", coupler="flexible", friction="lugre"),
+          "five_axis": dict(friction="stribeck"), "three_loop": dict(friction="stribeck"),
+          "mobile_robot": dict()}
 
 
-def direct(name: str, h: float, seconds: float) -> tuple[float, int, int]:
-    """(µs per RK4 step, coordinates, constraint rows) of the direct simulator."""
+def direct(name: str, h: float, seconds: float, method: str = "rk4") -> tuple[float, int, int]:
+    """(µs per step of ``method``, coordinates, constraint rows) of the direct simulator."""
     mod = registry.load(name)
     meta = getattr(mod, "FMU", {})
     cm = compile_mechanism(mod.build())
     times = []
     for _ in range(3):
-        sim = Simulator(cm, h, assemble=False)
+        sim = Simulator(cm, h, assemble=False, method=method)
         sim.initialize(static=meta.get("static_start", False))
         if name in INPUTS:
             sim.tau_drive[cm.joint(INPUTS[name][0]).dofadr] = INPUTS[name][1]
@@ -77,12 +93,93 @@ def through_fmpy(path: Path, seconds: float, comm: float = 0.01) -> float:
     return statistics.median(walls)
 
 
+def step_times(path: Path, params: dict, seconds: float, comm: float = 0.01,
+               collect: bool = True) -> np.ndarray:
+    """Wall time (s) of every doStep + getReal of all Real outputs over ``seconds``, the first
+    one included, with ``params`` ({name: value}, Integer or Real parameters) set before
+    initialization; Python's garbage collector disabled while stepping unless ``collect``."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+    md = read_model_description(str(path))
+    var = {v.name: v for v in md.modelVariables}
+    outs = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
+    s = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
+                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName="detail")
+    s.instantiate()
+    for name, value in params.items():
+        v = var[name]
+        (s.setInteger if v.type == "Integer" else s.setReal)([v.valueReference], [value])
+    s.setupExperiment(startTime=0.0)
+    s.enterInitializationMode()
+    s.exitInitializationMode()
+    n = max(1, int(round(seconds / comm)))
+    out = np.empty(n)
+    was = gc.isenabled()
+    if not collect:
+        gc.disable()
+    try:
+        for k in range(n):
+            t0 = time.perf_counter()
+            s.doStep(k * comm, comm)
+            s.getReal(outs)
+            out[k] = time.perf_counter() - t0
+    finally:
+        if was:
+            gc.enable()
+        s.terminate()
+        s.freeInstance()
+    return out
+
+
+def option_parameters(name: str) -> dict:
+    """FMU parameters (model.<option>) of the model's most detailed options, ``DETAIL``."""
+    options = registry.load(name).OPTIONS
+    return {f"model.{k}": options[k].values.index(v) for k, v in DETAIL[name].items()}
+
+
+def detail_table(fmus: Path, seconds: float) -> None:
+    print("\n| model at its most detailed options | integrator, internal step | simulated | real-time factor "
+          "| mean doStep | p99.9 doStep | worst doStep | first doStep | worst, gc disabled |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in registry.available():
+        path = fmus / f"{name}.fmu"
+        if not path.is_file():
+            continue
+        mod = registry.load(name)
+        meta = getattr(mod, "FMU", {})
+        default = (meta.get("method", "rk4"), meta.get("step_size", 1e-3))
+        h_rk4 = getattr(mod, "RK4_STEP", default[1])
+        for method, h in (("rk4", h_rk4), ("ros2", 1e-3), ("ros2", 2e-3)):
+            label = f"{method}, {h:g} s" + (" (default)" if (method, h) == default else "")
+            params = {**option_parameters(name), "solver.integrator": 1 if method == "ros2" else 0,
+                      "solver.step_size": h}
+            secs = min(meta.get("stop_time", seconds), seconds)
+            if method == "rk4":
+                secs = min(secs, 2.0)                           # RK4 at the papers' steps: 2 s suffice
+            try:
+                t = step_times(path, params, secs)
+                t_off = step_times(path, params, secs, collect=False)
+            except Exception as exc:                            # an FMI error: print it in the table
+                print(f"| {name} | {label} | {secs:g} s | failed: {str(exc)[:60]} | | | | | |")
+                continue
+            rest = t[1:] if t.size > 1 else t
+            print(f"| {name} | {label} | {secs:g} s | {secs / t.sum():.1f}× | {1e3 * rest.mean():.2f} ms "
+                  f"| {1e3 * np.percentile(rest, 99.9):.2f} ms | {1e3 * rest.max():.2f} ms | {1e3 * t[0]:.1f} ms "
+                  f"| {1e3 * (t_off[1:] if t_off.size > 1 else t_off).max():.2f} ms |")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fmus", default=str(ROOT / "dist"), help="directory with the built FMUs (default dist/)")
     p.add_argument("--seconds", type=float, default=2.0, help="simulated seconds per measurement")
+    p.add_argument("--detail-seconds", type=float, default=10.0,
+                   help="simulated seconds per run of the most-detailed table (at most the model's stop time)")
+    p.add_argument("--detail-only", action="store_true", help="print only the most-detailed table")
     args = p.parse_args(argv)
-    print("| model | coordinates | constraint rows | internal step h | µs per RK4 step | real-time factor "
+    if args.detail_only:
+        detail_table(Path(args.fmus), args.detail_seconds)
+        return 0
+    print("| model | coordinates | constraint rows | integrator, internal step h | µs per step | real-time factor "
           "(direct) | FMU in FMPy, 10 ms communication step: real-time factor |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in registry.available():
@@ -92,13 +189,15 @@ def main(argv=None) -> int:
             steps.append(PAPER_STEP[name])
         for h in steps:
             secs = min(args.seconds, 2e4 * h)                  # at most 20 000 steps per measurement
-            us, nv, nc = direct(name, h, secs)
+            method = meta.get("method", "rk4") if h == steps[0] else "rk4"
+            us, nv, nc = direct(name, h, secs, method)
             fmu = ""
             path = Path(args.fmus) / f"{name}.fmu"
             if h == steps[0] and path.is_file():
                 fmu = f"{1.0 / through_fmpy(path, secs):.1f}×"
             tag = " (paper)" if name in PAPER_STEP and h == PAPER_STEP[name] else ""
-            print(f"| {name} | {nv} | {nc} | {h:g} s{tag} | {us:.1f} | {h / (us * 1e-6):.2f}× | {fmu} |")
+            print(f"| {name} | {nv} | {nc} | {method}, {h:g} s{tag} | {us:.1f} | {h / (us * 1e-6):.2f}× | {fmu} |")
+    detail_table(Path(args.fmus), args.detail_seconds)
     return 0
 
 

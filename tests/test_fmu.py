@@ -538,14 +538,15 @@ def test_constrained_fmus_equal_the_direct_simulator(fmus, name):
     mod = registry.load(name)
     meta = getattr(mod, "FMU", {})
     cm = compile_mechanism(mod.build())
-    itf = build_interface(name, mod, cm, meta.get("step_size", 1e-3), meta.get("static_start", False))
+    itf = build_interface(name, mod, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),
+                          meta.get("method", "rk4"))
     kinds = ("q", "qd", "tau_required", "F", "M", "point", "con_force", "con_moment", "con_violation", "unique_con")
     cols = [v for v in itf.vars if v.causality == "output" and v.source[0] in kinds][:120]
     inputs = CONSTRAINED_INPUTS.get(name, {})
     T, dt = 0.2, 0.02
     res = simulate_fmu(str(fmus[name].path), stop_time=T, output_interval=dt, start_values=inputs,
                        output=[v.name for v in cols])
-    sim = Simulator(cm, step_size=meta.get("step_size", 1e-3), assemble=False)
+    sim = Simulator(cm, step_size=meta.get("step_size", 1e-3), method=meta.get("method", "rk4"), assemble=False)
     sim.initialize(static=meta.get("static_start", False))
     for k, v in inputs.items():
         var = next(x for x in itf.vars if x.name == k)

@@ -76,7 +76,7 @@ def test_rpsup_at_full_detail_runs_its_scenario_at_real_time_steps():
             sim.step(0.01)
             q.append(sim.q.copy())
         return np.array(q), sim
-    ref, _ = run("rk4", mod.FMU["step_size"])
+    ref, _ = run("rk4", mod.RK4_STEP)
     q1, sim = run("ros2", 1e-3)
     assert sim.friction_failures == 0
     assert np.abs(q1 - ref).max() <= 1e-3

@@ -435,12 +435,12 @@ def _direct(model, n, dt, inputs, params):
     meta = getattr(mod, "FMU", {})
     options = {k.split(".", 1)[1]: mod.OPTIONS[k.split(".", 1)[1]].values[v] for k, v in params.items()}
     cm = compile_mechanism(mod.build(**options))
-    sim = Simulator(cm, step_size=meta.get("step_size", 1e-3), assemble=False)
+    sim = Simulator(cm, step_size=meta.get("step_size", 1e-3), method=meta.get("method", "rk4"), assemble=False)
     sim.initialize(static=meta.get("static_start", False))
     for name, v in inputs.items():
         sim.tau_drive[cm.joint(name.split(".")[0]).dofadr] = v
     if dt == sim.h and not cm.trajectories:
-        sim.step(n * dt)                              # one call: the same RK4 steps, time does not enter
+        sim.step(n * dt)                              # one call: the same steps, time does not enter
     else:
         for k in range(n):
             sim.t = k * dt

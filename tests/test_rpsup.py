@@ -35,7 +35,7 @@ from fmu_mb.scenarios import rpsup as scen
 from fmu_mb.simulator import Simulator
 
 MOD = registry.load("rpsup")
-H_FMU = MOD.FMU["step_size"]
+H_RK4 = MOD.RK4_STEP
 T_RUN = 2.0
 OPTION_SETS = [dict(zip(("base", "coupler", "friction", "mode", "formulation"), v))
                for v in itertools.product(("rigid", "flexible"), ("rigid", "flexible"), ("none", "lugre"),
@@ -139,7 +139,7 @@ def test_the_loop_closes_at_the_start():
     is flexible (its 1.6 mm sag)."""
     for opts in OPTION_SETS:
         cm = compiled(**opts)
-        sim = Simulator(cm, H_FMU)
+        sim = Simulator(cm, H_RK4)
         sim.evaluate()
         assert sim.violation("cut_R") <= 1e-14 and sim.violation_angle("cut_R") <= 1e-14, opts
         assert np.linalg.norm(sim.point("E") - MOD.O_P) <= 1e-14
@@ -164,7 +164,7 @@ def test_static_start_holds_the_mechanism_at_rest():
     st = scen.static_start(cm)
     free = [k for k in range(cm.nv) if k not in (cm.dof("R11.q"), cm.dof("P12.q"))]
     assert np.max(np.abs(st.holding[free])) <= 1e-9
-    sim = Simulator(cm, H_FMU)
+    sim = Simulator(cm, H_RK4)
     sim.set_state(q=st.q, qd=np.zeros(cm.nv))
     sim.set_drive([0.0, st.holding[cm.dof("R11.q")], st.holding[cm.dof("P12.q")]])
     sim.evaluate()
@@ -178,7 +178,7 @@ def test_fmu_start_from_statics_keeps_the_loop_closed():
     flexible coupler too (statics with the joints held and the loop ignored opened it by ~0.1 m)."""
     for opts in (dict(), dict(base="flexible", coupler="flexible"), dict(coupler="flexible", mode="torque")):
         cm = compiled(**opts)
-        sim = Simulator(cm, H_FMU)
+        sim = Simulator(cm, H_RK4)
         sim.initialize(static=MOD.FMU["static_start"])
         sim.evaluate()
         assert np.max(np.abs(sim.q - scen.static_start(cm).q)) <= 1e-12, opts
@@ -196,7 +196,7 @@ def baumgarte(t):
 
 @pytest.mark.parametrize("case", [("rigid", "rigid", "none", 1e-4), ("flexible", "rigid", "none", 1e-4),
                                   ("rigid", "flexible", "none", 1e-4), ("flexible", "flexible", "none", 1e-4),
-                                  ("flexible", "flexible", "lugre", H_FMU)])
+                                  ("flexible", "flexible", "lugre", H_RK4)])
 def test_violations_are_bounded(case):
     """Loop (cut R) violation at round-off throughout; programmed violation either at round-off
     (rigid base: E starts on A) or exactly the Baumgarte decay of its static offset (≈ e0·e^(−2.51 t))."""
@@ -288,11 +288,11 @@ def test_fmu_step_is_stable_and_accurate():
         if c == "rigid" and n_div != 4:
             continue
         cm = compiled(base=b, coupler=c, friction="lugre", n_div=n_div)
-        sim = started(cm, H_FMU)
-        worst = max(worst, np.abs(jacobian_eigenvalues(sim)).max() * H_FMU)
+        sim = started(cm, H_RK4)
+        worst = max(worst, np.abs(jacobian_eigenvalues(sim)).max() * H_RK4)
     assert worst < 2.5
-    r = run("flexible", "flexible", "lugre", H_FMU)
+    r = run("flexible", "flexible", "lugre", H_RK4)
     law = MOD.LUGRE
-    assert max(r["qd_max"].values()) * law.sigma0 / law.mu_k * H_FMU < 2.5
-    b = run("flexible", "flexible", "lugre", H_FMU / 2, T=0.5)
+    assert max(r["qd_max"].values()) * law.sigma0 / law.mu_k * H_RK4 < 2.5
+    b = run("flexible", "flexible", "lugre", H_RK4 / 2, T=0.5)
     assert np.max(np.abs(r["q"][:b["q"].shape[0]] - b["q"])) <= 1e-8

@@ -41,7 +41,7 @@ def simulate(T: float = 5.0, dt: float = 0.01, **options) -> tuple[dict, float]:
     """Series of one crane run (dict of arrays) and its wall time."""
     mod = registry.load("crane")
     cm = compile_mechanism(mod.build(**options))
-    sim = Simulator(cm, mod.FMU["step_size"])
+    sim = Simulator(cm, mod.RK4_STEP)
     sim.set_state(q=static_equilibrium(cm).q)
     col, jib, arm, base = (cm.joint(n).dofadr for n in ("column", "jib", "arm", "base"))
     cols = {k: [] for k in ("t", "column", "jib", "arm", "xE", "yE", "zE", "ellipse", "lift", "base_z",

@@ -113,7 +113,7 @@ def simulate(base, coupler, friction, T=None, dt=0.002, h=None) -> dict:
     """One case from statics: time series (dict of arrays) and coupler shapes."""
     mod = registry.load("rpsup")
     T = mod.STOP_TIME if T is None else T
-    h = mod.FMU["step_size"] if h is None else h
+    h = mod.RK4_STEP if h is None else h
     cm = compile_mechanism(mod.build(base=base, coupler=coupler, friction=friction))
     st = static_start(cm)
     sim = Simulator(cm, step_size=h)
@@ -350,6 +350,6 @@ def run(out_dir="results/rpsup", T: float | None = None, dt: float = 0.002) -> s
     paths = plot(res, out)
     mod = registry.load("rpsup")
     head = (f"rpsup (paper 000 §3.2): E on the rectangle {mod.WIDTH:g} × {mod.HEIGHT:g} m in the 45° plane, "
-            f"α = {mod.ALPHA:g}, β = {mod.BETA:g}, RK4 h = {mod.FMU['step_size']:g} s, start from statics; wrote "
+            f"α = {mod.ALPHA:g}, β = {mod.BETA:g}, RK4 h = {mod.RK4_STEP:g} s, start from statics; wrote "
             + ", ".join(p.name for p in paths) + f", rpsup.csv in {out}")
     return head + "\n" + summary(res)
