@@ -273,7 +273,8 @@ def test_interface_table_is_written_into_the_fmu(fmus):
         module = registry.load(name)
         itf = build_interface(name, module, compile_mechanism(module.build()),
                               getattr(module, "FMU", {}).get("step_size", 1e-3),
-                              getattr(module, "FMU", {}).get("static_start", False))
+                              getattr(module, "FMU", {}).get("static_start", False),
+                              getattr(module, "FMU", {}).get("method", "rk4"))
         with zipfile.ZipFile(fmus[name].path) as z:
             text = z.read(f"resources/{INTERFACE_FILE}").decode()
         loaded = Interface.from_json(text)
