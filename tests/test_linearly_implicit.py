@@ -59,6 +59,17 @@ def test_a_step_predicted_to_cross_a_kink_takes_the_softer_sides_slope(code, par
             assert law_slopes(code, par, 0, v, z, 2 * v)[3] == pytest.approx(fd(v, z), rel=1e-5, abs=1e-9)
 
 
+def _positions(cm, method, h, T, dt=0.01):
+    """Coordinates every ``dt`` over T from the static start (rows at dt, 2·dt, … T) and the simulator."""
+    sim = Simulator(cm, step_size=h, method=method)
+    sim.initialize(static=True)
+    q = []
+    for _ in range(int(round(T / dt))):
+        sim.step(dt)
+        q.append(sim.q.copy())
+    return np.array(q), sim
+
+
 def test_rpsup_at_full_detail_runs_its_scenario_at_real_time_steps():
     """RPSUP with sprung base, flexible coupler and LuGre (σ1 = 30 s/rad), paper 000's 4.5 s
     programmed scenario. Before falling friction slopes were kept out of the stage matrix, ROS2 ran
@@ -67,20 +78,11 @@ def test_rpsup_at_full_detail_runs_its_scenario_at_real_time_steps():
     h = 1 ms, 1.4e-3 at 2 ms (coordinates in rad and m)."""
     mod = registry.load("rpsup")
     cm = compile_mechanism(mod.build(base="flexible", coupler="flexible", friction="lugre"))
-
-    def run(method, h):
-        sim = Simulator(cm, step_size=h, method=method)
-        sim.initialize(static=True)
-        q = []
-        for _ in range(int(round(mod.STOP_TIME / 0.01))):
-            sim.step(0.01)
-            q.append(sim.q.copy())
-        return np.array(q), sim
-    ref, _ = run("rk4", mod.RK4_STEP)
-    q1, sim = run("ros2", 1e-3)
+    ref, _ = _positions(cm, "rk4", mod.RK4_STEP, mod.STOP_TIME)
+    q1, sim = _positions(cm, "ros2", 1e-3, mod.STOP_TIME)
     assert sim.friction_failures == 0
     assert np.abs(q1 - ref).max() <= 1e-3
-    q2, _ = run("ros2", 2e-3)
+    q2, _ = _positions(cm, "ros2", 2e-3, mod.STOP_TIME)
     assert np.abs(q2 - ref).max() <= 3e-3
 
 
@@ -92,18 +94,9 @@ def test_manipulator_joints_break_away_with_lugre_at_a_large_step():
     over 1 mm/s is crossed within about one 1 ms step, so the breakaway is resolved to first
     order only)."""
     cm = compile_mechanism(registry.build("manipulator", friction="lugre"))
-
-    def run(h):
-        sim = Simulator(cm, step_size=h, method="ros2")
-        sim.initialize(static=True)
-        q = []
-        for _ in range(250):
-            sim.step(0.01)
-            q.append(sim.q.copy())
-        return np.array(q)
-    fine = run(1e-4)
-    assert np.abs(run(1e-3) - fine).max() <= 0.03
-    assert np.abs(run(5e-4) - fine).max() <= 0.012
+    fine = _positions(cm, "ros2", 1e-4, 2.5)[0]
+    assert np.abs(_positions(cm, "ros2", 1e-3, 2.5)[0] - fine).max() <= 0.03
+    assert np.abs(_positions(cm, "ros2", 5e-4, 2.5)[0] - fine).max() <= 0.012
 
 
 def _beam_on_springs(base):
