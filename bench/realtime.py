@@ -11,7 +11,7 @@ output after each doStep. Medians of 3 repetitions, one process, after a warm-up
 (numba's compilation is excluded: see bench/fmu_startup.py for start-up).
 
 Second table: every mechanism FMU at its most detailed options (``DETAIL``), with RK4 at the
-model's RK4 step (``RK4_STEP``, else the FMU's step) and with ROS2 (``solver.integrator`` = 1) at 1 and 2 ms, stepped
+model's RK4 step (``RK4_STEP``, else the FMU's step), with ROS2 (damped γ) at 1 and 2 ms, low-damping γ at 1 ms and the default, stepped
 through FMPy at a 10 ms communication step reading every Real output: real-time factor, mean,
 99.9th percentile and worst doStep (+ getReal) after the first, the first one, and the worst
 again with Python's garbage collector disabled (the stepping path should not allocate, so the
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
-from fmu_mb.simulator import Simulator
+from fmu_mb.simulator import METHODS, Simulator
 
 #: the papers' internal (RK4) steps where they differ from the FMU default
 PAPER_STEP = {"manipulator": 1e-5, "rpsup": 1e-5, "crane": 2.5e-4}
@@ -152,9 +152,12 @@ def detail_table(fmus: Path, seconds: float) -> None:
         meta = getattr(mod, "FMU", {})
         default = (meta.get("method", "rk4"), meta.get("step_size", 1e-3))
         h_rk4 = getattr(mod, "RK4_STEP", default[1])
-        for method, h in (("rk4", h_rk4), ("ros2", 1e-3), ("ros2", 2e-3)):
+        runs = [("rk4", h_rk4), ("ros2", 1e-3), ("ros2", 2e-3), ("ros2_lowdamp", 1e-3)]
+        if default not in runs:
+            runs.append(default)
+        for method, h in runs:
             label = f"{method}, {h:g} s" + (" (default)" if (method, h) == default else "")
-            params = {**option_parameters(name), "solver.integrator": 1 if method == "ros2" else 0,
+            params = {**option_parameters(name), "solver.integrator": list(METHODS).index(method),
                       "solver.step_size": h}
             secs = min(meta.get("stop_time", seconds), seconds)
             if method == "rk4":

@@ -81,6 +81,12 @@ class SegmentKind(IntEnum):
 SEGMENT_WIDTH = 8
 
 
+#: the two γ that make ROS2 L-stable, R(∞) = 0 (kernels.linearly_implicit): 1 + 1/√2 (Verwer et al.
+#: 1999; positive intermediate stage, strongest damping) and 1 − 1/√2 (1150× less damping of oscillations)
+ROS2_GAMMA_DAMPED = 1.0 + 0.5 ** 0.5
+ROS2_GAMMA_LOW_DAMPING = 1.0 - 0.5 ** 0.5
+
+
 class SolverOption(IntEnum):
     """Slots of the constraint-solver options ``solver_opt`` (Model's defaults, Data's in force)."""
     FORMULATION = 0         # Formulation code
@@ -91,6 +97,7 @@ class SolverOption(IntEnum):
     RANK_TOL = 5            # relative pivot tolerance of the rank decision
     REPARTITION_RATIO = 6   # repartition when the pivot ratio drops below this share of the chosen one
     ELIMINATED = 7          # number of rows eliminated by the user (0: minimum-norm multipliers)
+    ROS2_GAMMA = 8          # γ of the ROS2 step (kernels.linearly_implicit), set by the integrator choice
 
 
 class SolverStat(IntEnum):

@@ -16,7 +16,7 @@ from lxml import etree
 
 from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
-from fmu_mb.simulator import Simulator
+from fmu_mb.simulator import METHODS, Simulator
 from tests.fmu_host import Instance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,13 +82,14 @@ FMU_COLUMNS = ["joint1.q", "joint5.q", "joint3.qd", "joint3.F[3]", "joint2.M[1]"
                "joint1.friction_load", "tip5.r[2]", "energy.work_in"]
 
 
-@pytest.mark.parametrize("method", ["rk4", "ros2"])
+@pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("friction,code", [("none", 0), ("stribeck", 2)])
 def test_fmpy_outputs_equal_the_direct_simulator(fmus, friction, code, method):
-    """solver.integrator picks the method (0 = rk4, 1 = ros2) in the FMU as in the Simulator."""
+    """solver.integrator picks the method (0 = rk4, 1 = ros2, 2 = ros2_lowdamp) in the FMU as in the
+    Simulator."""
     res = simulate_fmu(str(fmus["five_axis"].path), stop_time=0.5, output_interval=0.01,
                        start_values={**DRIVE, "model.friction": code,
-                                     "solver.integrator": ["rk4", "ros2"].index(method)}, output=FMU_COLUMNS)
+                                     "solver.integrator": list(METHODS).index(method)}, output=FMU_COLUMNS)
     fmu = np.array([[row[c] for c in FMU_COLUMNS] for row in res[1:]])
     ref = direct_run(friction, 0.5, 0.01, method)
     assert fmu.shape == ref.shape

@@ -26,7 +26,7 @@ from fmu_mb.scenarios import manipulator as scen
 from fmu_mb.simulator import Simulator
 
 MOD = registry.load("manipulator")
-H_FMU = MOD.FMU["step_size"]
+H_FMU = MOD.RK4_STEP          # the reference runs: RK4 at the model's RK4 step
 JOINTS = scen.JOINTS
 
 

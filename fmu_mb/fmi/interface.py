@@ -279,7 +279,7 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                 "with it, the remainder of a step that is not a multiple of it by one shorter step",
                 ("solver", "step_size"), start=float(step_size), unit="s", min=1e-9, max=1.0))
     itf.add(Var("solver.integrator", "Integer", "parameter", "fixed",
-                "integration scheme: " + "; ".join(f"{i} = {name} ({desc})" for i, (name, (_, desc))
+                "integration scheme: " + "; ".join(f"{i} = {name} ({meth.description})" for i, (name, meth)
                                                    in enumerate(METHODS.items())),
                 ("solver", "integrator"), start=list(METHODS).index(method), min=0, max=len(METHODS) - 1))
     itf.add(Var("solver.max_steps_per_call", "Integer", "parameter", "fixed",

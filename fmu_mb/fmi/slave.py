@@ -244,8 +244,10 @@ class MechanismSlave(TableSlave):
                     f"explicit RK4 at solver.step_size = {sim.h:g} s may be unstable here: LuGre bristles, RFEM "
                     "links and stiff supports need small steps; a smaller step, solver.integrator = 1 (ROS2) or "
                     "other inputs may pass" if sim.method == "rk4" else
-                    f"ROS2 at solver.step_size = {sim.h:g} s linearises only the stiff forces and may lose "
-                    "stability where friction couples them strongly (LuGre with flexible links); a smaller step "
+                    f"{sim.method} at solver.step_size = {sim.h:g} s linearises only the stiff forces and may "
+                    "lose stability where friction couples them strongly (LuGre with flexible links); a smaller "
+                    "step, " + ("solver.integrator = 1 (ros2, the damped and more robust γ), "
+                                if sim.method == "ros2_lowdamp" else "") +
                     "or solver.integrator = 0 (RK4) at the model's default step may pass")
             self._error(f"fmi2DoStep at t = {t:g} s: {exc}; outputs and state of t = {t:g} s are kept ({hint})")
             return False

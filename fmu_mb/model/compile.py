@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..codes import SEGMENT_WIDTH, Formulation, Group, JointType, LoadKind, RowKind, SolverOption
+from ..codes import (
+    ROS2_GAMMA_DAMPED,
+    SEGMENT_WIDTH,
+    Formulation,
+    Group,
+    JointType,
+    LoadKind,
+    RowKind,
+    SolverOption,
+)
 from . import friction as fr
 from .compiled import Model, freeze
 from .constraints import CutJoint
@@ -467,6 +476,7 @@ def _compile_constraints(mech: Mechanism, attach, joints, dof_names) -> dict:
     opt[O.ALPHA], opt[O.BETA], opt[O.PROJECTION] = s.alpha, s.beta, float(s.projection)
     opt[O.PROJECTION_TOL], opt[O.RANK_TOL], opt[O.REPARTITION_RATIO] = s.projection_tol, s.rank_tol, s.repartition_ratio
     opt[O.ELIMINATED] = float(elim.sum())
+    opt[O.ROS2_GAMMA] = ROS2_GAMMA_DAMPED        # the Simulator sets its method's γ
     arrays = dict(
         con_kind=kind, con_group=group, con_obj=obj, con_a=ca, con_pa=pa, con_b=cb, con_pb=pb, con_side=side,
         con_e=e, con_u=u, con_v=v, con_dof=dof, con_traj=traj, con_tdir=tdir, con_rel=rel,

@@ -69,7 +69,7 @@ def simulate(base="rigid", link="rigid", friction="none", h: float | None = None
     """Run one variant; returns the time series (every dt_out) and the RMS of the joint forces
     (trapezoid on the dt_force grid)."""
     mod = registry.load("manipulator")
-    h = mod.FMU["step_size"] if h is None else h
+    h = mod.RK4_STEP if h is None else h
     opts = dict(base=base, link=link, friction=friction, formulation=formulation)
     if n_div is not None:
         opts["n_div"] = n_div
