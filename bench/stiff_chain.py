@@ -14,15 +14,15 @@ compared (the "same chain" check). Then, at each step h: fmu_mb's ROS2 (both γ;
 the springs and dampers) and MuJoCo ``implicitfast`` (implicit in the velocity-dependent forces,
 joint damping included; joint stiffness stays explicit) run 2 s; the error is the largest coordinate
 difference to the small-step reference over the run (sampled every 10 ms), the cost µs per step
-(median of rounds, both stepping in compiled loops: ``ros2_steps_tree`` and ``mujoco.rollout``).
+(median of interleaved rounds, bench/step_cost.time_engines; both step in compiled loops:
+``Simulator.step`` over n steps runs ``ros2_steps_tree``, MuJoCo runs ``mujoco.rollout``).
 """
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+from step_cost import time_engines   # bench/ is the script's directory, first on sys.path
 
 from fmu_mb.model import Beam, Joint, Mechanism, compile_mechanism
 from fmu_mb.model.inertia import prism_segment
@@ -70,31 +70,34 @@ def mjcf(mech: Mechanism, h: float, integrator: str) -> str:
 
 
 class FmuMb:
+    """fmu_mb's Simulator; reset/run as bench/step_cost.time_engines expects (the chain always starts
+    at rest from Q0, so reset's arguments are not used)."""
+
     def __init__(self, cm, method, h):
         self.name = f"fmu_mb {method}"
         self.sim = Simulator(cm, step_size=h, method=method)
         self.x0 = self.sim.x.copy()
         self.h = h
 
+    def reset(self, qd0=None, tau=None):
+        self.sim.x[:] = self.x0
+        self.sim.t = 0.0
+
+    def run(self, n):
+        self.sim.step(n * self.h)                     # one call: the kernel's loop over n steps
+
     def trajectory(self):
-        sim = self.sim
-        sim.x[:] = self.x0
-        sim.t = 0.0
+        self.reset()
         out = []
         for _ in range(int(round(T / DT))):
-            sim.step(DT)
-            out.append(sim.q.copy())
+            self.sim.step(DT)
+            out.append(self.sim.q.copy())
         return np.array(out)
-
-    def time_steps(self, n):
-        sim = self.sim
-        sim.x[:] = self.x0
-        t0 = time.perf_counter()
-        sim._steps(sim._m, sim._d, sim.x, 0.0, sim.tau_drive, self.h, n)
-        return (time.perf_counter() - t0) / n * 1e6
 
 
 class MuJoCo:
+    """MuJoCo from the same description; run steps in ``mujoco.rollout``'s C loop."""
+
     def __init__(self, mech, integrator, h):
         import mujoco
         from mujoco import rollout
@@ -102,17 +105,23 @@ class MuJoCo:
         self.name = f"MuJoCo {integrator}"
         self.model = mujoco.MjModel.from_xml_string(mjcf(mech, h, integrator))
         self.data = mujoco.MjData(self.model)
-        self.spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        self.reset()
+        self.state = np.zeros(mujoco.mj_stateSize(self.model, spec))
+        mujoco.mj_getState(self.model, self.data, self.state, spec)    # the start state of every run
 
-    def _reset(self):
+    def reset(self, qd0=None, tau=None):
         self.mj.mj_resetData(self.model, self.data)
         self.data.qpos[0] = Q0
+
+    def run(self, n):
+        self.rollout.rollout(self.model, self.data, self.state[None, :], nstep=n)
 
     def trajectory(self):
         """Coordinates every DT; NaN rows from the first step MuJoCo flags as unstable (it would
         otherwise reset the state silently and go on)."""
         mj, m, d = self.mj, self.model, self.data
-        self._reset()
+        self.reset()
         per = int(round(DT / self.h))
         out = []
         bad = False
@@ -122,15 +131,6 @@ class MuJoCo:
             bad = bad or d.warning[mj.mjtWarning.mjWARN_BADQACC].number > 0 or not np.isfinite(d.qpos).all()
             out.append(np.full(m.nq, np.nan) if bad else d.qpos.copy())
         return np.array(out)
-
-    def time_steps(self, n):
-        mj = self.mj
-        self._reset()
-        state = np.zeros(mj.mj_stateSize(self.model, self.spec))
-        mj.mj_getState(self.model, self.data, state, self.spec)
-        t0 = time.perf_counter()
-        self.rollout.rollout(self.model, self.data, state[None, :], nstep=n)
-        return (time.perf_counter() - t0) / n * 1e6
 
 
 def main(argv=None) -> int:
@@ -153,11 +153,7 @@ def main(argv=None) -> int:
         for e in engines:
             q = e.trajectory()
             errs[e.name] = np.abs(q - ref).max() if np.isfinite(q).all() else float("inf")
-        times = {e.name: [] for e in engines}
-        for _ in range(rounds):                          # interleaved rounds
-            for e in engines:
-                times[e.name].append(e.time_steps(n))
-        med = {k: statistics.median(v) for k, v in times.items()}
+        med = time_engines(engines, n, rounds)             # interleaved rounds, median µs per step
         base = med[engines[-1].name]
         for e in engines:
             err = errs[e.name]
