@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import hashlib
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -104,47 +101,13 @@ def _build(args) -> int:
 
 # ---------------------------------------------------------------------------- FMUs and models
 
-def _cache_root() -> Path:
-    return Path(os.environ.get("FMU_MB_CACHE") or Path.home() / ".cache" / "fmu_mb") / "cli-fmus"
-
-
 def _cached_fmu(model: str) -> Path:
-    """The FMU of ``models/<model>.py`` in the cache, built there first if missing or stale."""
-    import pythonfmu
-
-    from . import registry
-    from .fmi.builder import SHIM_SOURCE, VERSION, build_fmu
-    from .sources import core_digest
-
-    h = hashlib.sha256()
-    for part in (core_digest().encode(), (registry.models_dir() / f"{model}.py").read_bytes(),
-                 SHIM_SOURCE.read_bytes(), VERSION.encode(), str(pythonfmu.__version__).encode(),
-                 sys.version.encode(), sys.prefix.encode()):
-        h.update(hashlib.sha256(part).digest())
-    folder = _cache_root() / f"{model}-{h.hexdigest()[:16]}"
-    fmu = folder / f"{model}.fmu"
-    if fmu.is_file():
-        print(f"{model}: cached FMU {fmu}")
-        return fmu
-    print(f"{model}: building the FMU into {folder} (once; reused while the model and core are unchanged)")
+    """The FMU of ``models/<model>.py`` from the cache (fmu_mb.fmu_cache), built there if needed."""
+    from .fmu_cache import FmuBuildError, cached_fmu
     try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(folder, ignore_errors=True)          # an incomplete folder (no FMU in it)
-        stage = Path(tempfile.mkdtemp(prefix=f".{model}-", dir=folder.parent))
-        try:
-            result = build_fmu(model, stage)
-            if result.problems:
-                raise CliError(f"the FMU of {model} is not valid: {_one_line(result.problems[0])}", 1)
-            try:
-                os.replace(stage, folder)
-            except OSError:          # built meanwhile by another process: keep that one
-                if not fmu.is_file():
-                    raise
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
-    except (ValueError, RuntimeError, OSError) as exc:
-        raise CliError(f"building the FMU of {model} failed: {_one_line(exc)}", 1) from None
-    return fmu
+        return cached_fmu(model)
+    except FmuBuildError as exc:
+        raise CliError(_one_line(exc), 1) from None
 
 
 def _fmu_path(target: str) -> Path:
@@ -510,6 +473,34 @@ def _demo(args) -> int:
 
 # ---------------------------------------------------------------------------------------- main
 
+def _sweep(args) -> int:
+    from .fmu_cache import FmuBuildError
+    from .sweep import StudyError, load_study, run_study
+    try:
+        study = load_study(args.study)
+        out = Path(args.out) if args.out else Path("results") / "sweeps" / Path(args.study).stem
+        table, executed = run_study(study, out, scheduler=args.scheduler, workers=args.workers,
+                                    progress=not args.no_progress, retry_failed=args.retry_failed)
+    except (StudyError, FmuBuildError) as exc:
+        raise CliError(_one_line(exc), 2) from None
+    except OSError as exc:
+        raise CliError(f"sweep: {_one_line(exc)}", 1) from None
+    failed = int((~table["status"].isin(("ok", "warning"))).sum())
+    print(f"{len(table)} run(s) in {out}/table.parquet ({executed} run now, {failed} failed)")
+    return 0
+
+
+SWEEP_DESCRIPTION = """Run a study: an FMU (or a model of models/) over a grid, a list or random samples of start
+values, every run in a Dask worker process; results as one table (table.parquet/.csv: one row per
+run, its start values and metrics), each run's trajectories (runs/<key>.parquet) and summary plots.
+Finished runs are skipped when the study is run again (results keyed by what defines the run).
+
+    fmu-mb sweep studies/crane_support_stiffness.toml
+    fmu-mb sweep my_study.toml --out results/my_study --scheduler tcp://10.0.0.5:8786
+
+The study file is TOML; its entries are documented in fmu_mb/sweep/spec.py and docs in the README."""
+
+
 def parser() -> argparse.ArgumentParser:
     from . import registry
     from .scenarios import SCENARIOS
@@ -565,6 +556,18 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("name", choices=SCENARIOS, metavar="NAME", help=f"scenario: {', '.join(SCENARIOS)}")
     c.add_argument("--out", default=None, help="output directory (default results/<name>)")
     c.set_defaults(func=_scenario, parser=c)
+
+    w = sub.add_parser("sweep", help="run a study (parameter sweep) of an FMU on Dask",
+                       description=SWEEP_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    w.add_argument("study", metavar="STUDY", help="study file (TOML)")
+    w.add_argument("--out", metavar="DIR", help="output folder (default: results/sweeps/<study name>)")
+    w.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler (tcp://host:port) instead "
+                   "of a local cluster")
+    w.add_argument("--workers", type=int, metavar="N", help="worker processes of the local cluster "
+                   "(default: one per core)")
+    w.add_argument("--retry-failed", action="store_true", help="run failed runs again (default: keep them)")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
+    w.set_defaults(func=_sweep, parser=w)
 
     d = sub.add_parser("demo", help="closed-loop co-simulation: five_axis FMU + PD controller FMU",
                        description="Closed-loop co-simulation demo: the five-axis mechanism FMU driven by the "

@@ -1,0 +1,61 @@
+"""FMUs of the models in models/, built once into a content-addressed cache and reused.
+
+``$FMU_MB_CACHE/cli-fmus/<model>-<digest>/<model>.fmu`` (default ``~/.cache/fmu_mb``); the digest
+covers the core, the model file, the FMI shim, pythonfmu and the Python that builds it, so an FMU is
+rebuilt exactly when one of them changed. Used by ``fmu-mb simulate <model>`` and by sweeps.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+
+class FmuBuildError(RuntimeError):
+    """The model's FMU could not be built (the message says why)."""
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("FMU_MB_CACHE") or Path.home() / ".cache" / "fmu_mb") / "cli-fmus"
+
+
+def cached_fmu(model: str, log=print) -> Path:
+    """The FMU of ``models/<model>.py`` in the cache, built there first if missing or stale."""
+    import pythonfmu
+
+    from . import registry
+    from .fmi.builder import SHIM_SOURCE, VERSION, build_fmu
+    from .sources import core_digest
+
+    h = hashlib.sha256()
+    for part in (core_digest().encode(), (registry.models_dir() / f"{model}.py").read_bytes(),
+                 SHIM_SOURCE.read_bytes(), VERSION.encode(), str(pythonfmu.__version__).encode(),
+                 sys.version.encode(), sys.prefix.encode()):
+        h.update(hashlib.sha256(part).digest())
+    folder = cache_root() / f"{model}-{h.hexdigest()[:16]}"
+    fmu = folder / f"{model}.fmu"
+    if fmu.is_file():
+        log(f"{model}: cached FMU {fmu}")
+        return fmu
+    log(f"{model}: building the FMU into {folder} (once; reused while the model and core are unchanged)")
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)          # an incomplete folder (no FMU in it)
+        stage = Path(tempfile.mkdtemp(prefix=f".{model}-", dir=folder.parent))
+        try:
+            result = build_fmu(model, stage)
+            if result.problems:
+                raise FmuBuildError(f"the FMU of {model} is not valid: {result.problems[0]}")
+            try:
+                os.replace(stage, folder)
+            except OSError:          # built meanwhile by another process: keep that one
+                if not fmu.is_file():
+                    raise
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+    except (ValueError, OSError) as exc:
+        raise FmuBuildError(f"building the FMU of {model} failed: {exc}") from None
+    return fmu
