@@ -150,16 +150,16 @@ def run_study(study: Study, out, scheduler=None, workers: int | None = None, pro
     out = Path(out)
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
+    tasks = list({t["key"]: t for t in tasks}.values())     # a run listed twice runs once
     rows, todo = {}, []
     for task in tasks:
         f = runs / f"{task['key']}.json"
-        if f.is_file() and task["key"] not in rows:
+        if f.is_file():
             row = json.loads(f.read_text())
             if row["status"] in FINISHED_OK or not retry_failed:
                 rows[task["key"]] = row
                 continue
-        if task["key"] not in {t["key"] for t in todo}:
-            todo.append(task)
+        todo.append(task)
     if todo:
         log(f"{md.modelName}: {len(todo)} of {len(tasks)} run(s) to do ({len(tasks) - len(todo)} finished before)")
         cloudpickle.register_pickle_by_value(worker)
