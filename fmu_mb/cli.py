@@ -476,6 +476,7 @@ def _demo(args) -> int:
 def _sweep(args) -> int:
     from .fmu_cache import FmuBuildError
     from .sweep import StudyError, load_study, run_study
+    from .sweep.study import FINISHED_OK
     try:
         study = load_study(args.study)
         out = Path(args.out) if args.out else Path("results") / "sweeps" / Path(args.study).stem
@@ -485,7 +486,7 @@ def _sweep(args) -> int:
         raise CliError(_one_line(exc), 2) from None
     except OSError as exc:
         raise CliError(f"sweep: {_one_line(exc)}", 1) from None
-    failed = int((~table["status"].isin(("ok", "warning"))).sum())
+    failed = int((~table["status"].isin(FINISHED_OK)).sum())
     print(f"{len(table)} run(s) in {out}/table.parquet ({executed} run now, {failed} failed)")
     return 0
 

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 
-class FmuBuildError(RuntimeError):
+class FmuBuildError(Exception):
     """The model's FMU could not be built (the message says why)."""
 
 
@@ -56,6 +56,6 @@ def cached_fmu(model: str, log=print) -> Path:
                     raise
         finally:
             shutil.rmtree(stage, ignore_errors=True)
-    except (ValueError, OSError) as exc:
+    except (ValueError, RuntimeError, OSError) as exc:
         raise FmuBuildError(f"building the FMU of {model} failed: {exc}") from None
     return fmu
