@@ -1,6 +1,6 @@
 """The command line of fmu_mb: ``fmu-mb`` (also ``python -m fmu_mb``), in FMPy's style.
 
-    fmu-mb build [MODEL ...] [--out DIR] [--no-controller] [--no-native]
+    fmu-mb build [MODEL ...] [--out DIR] [--no-controller] [--no-native] [--cross-check DIR]
     fmu-mb simulate TARGET [--input in.csv] [--stop-time S] [--step S] [--set NAME=VALUE ...]
                            [--outputs NAME,...] [--csv out.csv] [--plot out.png] [--debug-logging]
     fmu-mb info FMU
@@ -44,7 +44,11 @@ Each FMU is validated with FMPy (schema and consistency); a Markdown table of it
 interface is written next to it (<model>.md). Mechanism FMUs carry the kernels compiled
 ahead of time for this platform (fmu_mb.native; compiled once per core version, ~30 s),
 so they start without numba compiling or loading anything; --no-native leaves them out
-(the FMU then runs the numba JIT and its on-disk cache)."""
+(the FMU then runs the numba JIT and its on-disk cache).
+
+--cross-check DIR also writes, for every FMU built, its FMI cross-check folder
+DIR/fmus/2.0/cs/linux64/fmu_mb/<version>/<model>/ (the FMU, _in.csv, _ref.csv, _ref.opt,
+ReadMe.md; fmu_mb.crosscheck): each reference is a run of the FMU with FMPy."""
 
 
 class CliError(Exception):
@@ -77,6 +81,9 @@ def _build(args) -> int:
         choices = ", ".join(available) or f"none: no model files in {registry.models_dir()}"
         args.parser.error(f"unknown model(s) {', '.join(map(repr, unknown))} (choose from {choices})")
     models = list(dict.fromkeys(models)) or available
+    cross_check = Path(args.cross_check) if args.cross_check else None
+    if cross_check is not None and cross_check.exists() and not cross_check.is_dir():
+        raise CliError(f"--cross-check: {cross_check} exists and is not a folder", 2)
     t0 = time.perf_counter()
     failed = 0
     try:
@@ -96,7 +103,27 @@ def _build(args) -> int:
             print(f"    {p}")
         failed += bool(r.problems)
     print(f"built {len(results)} FMU(s) in {time.perf_counter() - t0:.1f} s")
+    if cross_check is not None:
+        _cross_check(results, cross_check)
     return 1 if failed else 0
+
+
+def _cross_check(results, root: Path) -> None:
+    """The FMI cross-check folder of every valid FMU in ``results`` under ``root``."""
+    from .crosscheck import write_artifacts
+    t0 = time.perf_counter()
+    for r in results:
+        if r.problems:
+            print(f"cross-check: {r.path.name} skipped (not a valid FMU)")
+            continue
+        t1 = time.perf_counter()
+        try:
+            folder = write_artifacts(r.path, root)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise CliError(f"cross-check artifacts of {r.path.name} failed: {_one_line(exc)}", 1) from None
+        rows = len((folder / f"{folder.name}_ref.csv").read_text().splitlines()) - 1
+        print(f"cross-check: {folder}  {rows} rows  {time.perf_counter() - t1:.1f} s")
+    print(f"cross-check artifacts of {len(results)} FMU(s) in {root} in {time.perf_counter() - t0:.1f} s")
 
 
 # ---------------------------------------------------------------------------- FMUs and models
@@ -329,6 +356,7 @@ def _simulate(args) -> int:
             write_csv(args.csv, result)
         except OSError as exc:
             raise CliError(f"--csv: cannot write {args.csv}: {_one_line(exc)}", 2) from None
+        _write_sidecar(Path(args.csv), md, start_values, path)
         print(f"result: {args.csv}")
     if args.plot:
         _plot(result, outputs, variables, args.plot, f"{md.modelName} ({path.name})")
@@ -342,6 +370,18 @@ def _simulate(args) -> int:
             value = f"{x:.10g}" if isinstance(x, (float, np.floating)) else str(x)
             print(f"  {n:<{width}}  {value} {_unit(variables[n])}".rstrip())
     return 0
+
+
+def _write_sidecar(csv: Path, md, start_values: dict, fmu: Path) -> None:
+    """``<csv stem>.json`` beside the result: the model and the start values the run set, for
+    ``fmu-mb report`` (fmu_mb.report.runs)."""
+    import json
+    side = csv.with_suffix(".json")
+    try:
+        side.write_text(json.dumps({"model": md.modelName, "fmu": str(fmu), "values": start_values},
+                                   default=str, indent=1))
+    except OSError as exc:
+        raise CliError(f"--csv: cannot write {side}: {_one_line(exc)}", 2) from None
 
 
 def _plot(result, names, variables, filename, title):
@@ -464,7 +504,8 @@ def _scenario(args) -> int:
 def _demo(args) -> int:
     from .demo import main as demo_main
     try:
-        return demo_main(["--fmus", args.fmus, "--out", args.out, "--time", repr(args.time)])
+        return demo_main([args.demo, "--fmus", args.fmus, "--out", args.out]
+                         + (["--time", repr(args.time)] if args.time is not None else []))
     except SystemExit as exc:
         if isinstance(exc.code, str):       # the demo's own message, e.g. its FMUs are missing
             raise CliError(exc.code.replace("python build_fmus.py", "fmu-mb build"), 1) from None
@@ -489,6 +530,36 @@ def _sweep(args) -> int:
     failed = int((~table["status"].isin(FINISHED_OK)).sum())
     print(f"{len(table)} run(s) in {out}/table.parquet ({executed} run now, {failed} failed)")
     return 0
+
+
+def _report(args) -> int:
+    from .report import ReportError, write_report
+    options = {}
+    for item in args.option or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise CliError(f"--option wants NAME=VALUE, got {item!r}", 2)
+        options[name.strip().removeprefix("model.")] = value.strip()
+    try:
+        page = write_report(args.source, args.out, model=args.model, options=options or None, run=args.run,
+                            deflection_scale=args.deflection_scale, max_frames=args.frames)
+    except (ReportError, KeyError) as exc:
+        raise CliError(_one_line(exc.args[0] if isinstance(exc, KeyError) else exc), 2) from None
+    except OSError as exc:
+        raise CliError(f"report: {_one_line(exc)}", 1) from None
+    print(f"report: {page} ({page.stat().st_size / 1e6:.1f} MB, self-contained)")
+    return 0
+
+
+REPORT_DESCRIPTION = """Write one self-contained HTML page of a run or a study: the mechanism animated in 3D (play,
+pause, time slider), then plots of its joint states, drives, friction torques, reactions, violations
+and energies (plotly; no network needed to view it).
+
+    fmu-mb simulate crane --set model.link=1 --csv run.csv && fmu-mb report run.csv
+    fmu-mb report results/sweeps/crane_support_stiffness          # a study folder
+
+A run is a CSV or parquet table of an FMU's outputs; its model and options come from the sidecar
+<run>.json that 'simulate --csv', the demo and 'sweep' write, or from --model/--option."""
 
 
 SWEEP_DESCRIPTION = """Run a study: an FMU (or a model of models/) over a grid, a list or random samples of start
@@ -521,6 +592,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--no-controller", action="store_true", help="do not build the PD controller FMU")
     b.add_argument("--no-native", action="store_true",
                    help="do not include native kernels (the FMUs then compile with numba on first use)")
+    b.add_argument("--cross-check", metavar="DIR", help="also write each FMU's FMI cross-check folder "
+                   "(FMU, input, reference from an FMPy run, options, ReadMe) under DIR/fmus/2.0/cs/linux64/fmu_mb/")
     b.set_defaults(func=_build, parser=b)
 
     s = sub.add_parser("simulate", help="simulate an FMU (or a model of models/) with FMPy",
@@ -570,12 +643,32 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--no-progress", action="store_true", help="no progress bar")
     w.set_defaults(func=_sweep, parser=w)
 
-    d = sub.add_parser("demo", help="closed-loop co-simulation: five_axis FMU + PD controller FMU",
-                       description="Closed-loop co-simulation demo: the five-axis mechanism FMU driven by the "
-                       "PD controller FMU (= python -m fmu_mb.demo; build the FMUs first).")
-    d.add_argument("--fmus", default="dist", help="directory with five_axis.fmu and pd_controller.fmu (default: dist)")
-    d.add_argument("--out", default="results/demo", help="output directory for the plot (default: results/demo)")
-    d.add_argument("--time", type=_positive("--time"), default=4.0, help="simulated time, s (default: 4)")
+    r = sub.add_parser("report", help="write an HTML report of a run or a study (3D animation and plots)",
+                       description=REPORT_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("source", metavar="RUN", help="a run (CSV or parquet of FMU outputs) or a study folder")
+    r.add_argument("--out", metavar="PAGE", help="the HTML file (default: the run's name with .html; a study's "
+                   "report.html)")
+    r.add_argument("--model", metavar="MODEL", help="the run's model in models/ (default: its sidecar's, else "
+                   "recognised from its columns)")
+    r.add_argument("--option", action="append", metavar="NAME=VALUE",
+                   help="a model option for drawing, e.g. link=flexible (default: the run's model.* values)")
+    r.add_argument("--run", metavar="KEY", help="for a study: the run to animate (default: the first finished)")
+    r.add_argument("--deflection-scale", type=_positive("--deflection-scale"), metavar="X",
+                   help="magnify flexible links' deflection by X (default: automatic power of ten)")
+    r.add_argument("--frames", type=int, default=150, metavar="N", help="animation frames (default: 150)")
+    r.set_defaults(func=_report, parser=r)
+
+    d = sub.add_parser("demo", help="closed-loop co-simulation: crane FMUs (reference model, plant) + PD "
+                       "controller FMU", description="Closed-loop co-simulation demos in FMPy (= python -m "
+                       "fmu_mb.demo; build the FMUs first): crane — a programmed reference model, the PD "
+                       "controller FMU with feed-forward and the full-detail crane in torque mode (plot, run "
+                       "CSV, HTML report); five_axis — paper 002's tree under the PD controller FMU.")
+    d.add_argument("demo", nargs="?", default="crane", choices=("crane", "five_axis"),
+                   help="which demo (default: crane)")
+    d.add_argument("--fmus", default="dist", help="directory with the FMUs (default: dist)")
+    d.add_argument("--out", default="results/demo", help="output directory (default: results/demo)")
+    d.add_argument("--time", type=_positive("--time"), default=None,
+                   help="simulated time, s (default: crane 5, five_axis 4)")
     d.set_defaults(func=_demo, parser=d)
     return ap
 

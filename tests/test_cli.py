@@ -153,7 +153,7 @@ def test_build_help_and_build_fmus_py():
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and "unknown model(s) 'no_such_model' (choose from crane, five_axis" in r.stderr
     r = run("--help")
-    assert r.returncode == 0 and all(c in r.stdout for c in ("build", "simulate", "info", "scenario", "demo"))
+    assert r.returncode == 0 and all(c in r.stdout for c in ("build", "simulate", "info", "scenario", "demo", "sweep", "report"))
 
 
 def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
@@ -190,8 +190,10 @@ def test_scenario_and_demo_delegate(monkeypatch):
     assert cli.main(["scenario", "crane", "--out", "/tmp/x"]) == 0
     assert cli.main(["scenario", "rpsup"]) == 0
     assert cli.main(["demo", "--time", "2"]) == 0
+    assert cli.main(["demo", "five_axis"]) == 0
     assert seen == [("scenario", ["crane", "--out", "/tmp/x"]), ("scenario", ["rpsup"]),
-                    ("demo", ["--fmus", "dist", "--out", "results/demo", "--time", "2.0"])]
+                    ("demo", ["crane", "--fmus", "dist", "--out", "results/demo", "--time", "2.0"]),
+                    ("demo", ["five_axis", "--fmus", "dist", "--out", "results/demo"])]
 
 
 def test_fmus_carry_no_tooling_and_a_consistent_core_digest(extracted):

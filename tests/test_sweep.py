@@ -91,6 +91,21 @@ def test_a_rerun_does_no_work_and_returns_the_same_table(local_sweep):
     assert executed == 3 and len(table2) == 19
 
 
+def test_a_study_report_shows_its_runs_metrics_and_one_run(local_sweep, tmp_path):
+    """fmu-mb report on the study folder: study.json names the model; the page lists every run, plots
+    each metric against the varied start values and animates the first finished run."""
+    from fmu_mb.report import write_report
+    study, out, table, _ = local_sweep
+    meta = json.loads((out / "study.json").read_text())
+    assert meta["model"] == "five_axis" and meta["metrics"] == study.metrics
+    page = write_report(out, tmp_path / "study.html", max_frames=10)
+    text = page.read_text()
+    assert all(k in text for k in table["key"]) and "five_axis test sweep" in text
+    assert all(f'"text":"{m}"' in text for m in study.metrics)          # one figure per metric
+    first = table[table["status"] == "ok"]["key"].iloc[0]
+    assert f"Run {first}: Mechanism" in text and "five_axis: mechanism" in text
+
+
 def test_reset_instances_give_the_bits_of_fresh_ones(local_sweep, tmp_path):
     """Runs on instances reused through fmi2Reset equal runs on fresh instances bitwise."""
     study, out, table, _ = local_sweep

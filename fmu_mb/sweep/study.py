@@ -9,6 +9,7 @@ Layout of the output folder::
     runs/<key>.parquet         the run's trajectories (time and the recorded outputs)
     runs/<key>.json            the run's row (a re-run skips every run whose row exists)
     summary.png                each metric over the runs (failed runs marked)
+    study.json                 the model, title, metrics and series (for ``fmu-mb report <folder>``)
 
 Scheduling. Without a scheduler address a ``dask.distributed.LocalCluster`` with one single-threaded
 worker process per core runs the study; with ``scheduler="tcp://host:port"`` (or a ``Client``) the
@@ -194,6 +195,10 @@ def run_study(study: Study, out, scheduler=None, workers: int | None = None, pro
                 client.close()
     table = pd.DataFrame([rows[t["key"]] for t in tasks])
     table.to_parquet(out / "table.parquet", index=False)
+    (out / "study.json").write_text(json.dumps({         # what fmu-mb report needs beyond the table
+        "model": md.modelName, "fmu": str(study.fmu), "title": study.title, "source": str(study.source),
+        "metrics": list(study.metrics), "series": list(study.plot.get("series", [])),
+        "x": study.plot.get("x"), "varied": study.varied()}, indent=1))
     table.to_csv(out / "table.csv", index=False)
     if study.metrics:
         summary_plot(table, study, out / "summary.png")

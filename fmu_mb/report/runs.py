@@ -1,0 +1,152 @@
+"""Runs and studies as the report reads them.
+
+A **run** is a table of an FMU's outputs over time (column ``time`` first): a CSV (``fmu-mb simulate
+--csv``, the demo, FMPy's ``write_csv``) or a parquet file (a study's ``runs/<key>.parquet``). Its
+**sidecar** — the file of the same stem with ``.json`` — holds what the table cannot: the model
+(``model``: the FMU's modelName), the start values the run set (``values``: parameters such as
+``model.link`` and trajectory inputs) and, for a study's runs, its FMI status and message. Without a
+sidecar the model is recognised from the joint-coordinate columns (:func:`guess_model`) and the
+model options are the defaults unless given.
+
+A **study** is the folder ``fmu-mb sweep`` writes: ``table.parquet``, ``runs/``, ``study.json``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ReportError(Exception):
+    """Something the report cannot read or draw, said in one line (file, column or option named)."""
+
+
+@dataclass
+class Run:
+    name: str
+    table: object                      # pandas.DataFrame, column "time" first
+    source: Path
+    model: str | None = None
+    values: dict = field(default_factory=dict)
+    status: str | None = None
+    message: str = ""
+
+
+@dataclass
+class Study:
+    folder: Path
+    table: object                      # one row per run (fmu_mb.sweep.study)
+    model: str | None
+    title: str
+    parameters: list                   # columns that are start values the study varied
+    metrics: list
+    series: list
+
+
+def _read_table(path: Path):
+    import pandas as pd
+    try:
+        if path.suffix.lower() == ".parquet":
+            table = pd.read_parquet(path)
+        else:
+            table = pd.read_csv(path)
+    except Exception as exc:  # noqa: BLE001 — pandas/pyarrow raise many kinds for a bad file
+        raise ReportError(f"cannot read {path}: {' '.join(str(exc).split()) or type(exc).__name__}") from None
+    table.columns = [str(c).strip().strip('"') for c in table.columns]
+    if "time" not in table.columns:
+        raise ReportError(f"{path}: no 'time' column (columns: {', '.join(map(str, table.columns[:8]))}"
+                          f"{', ...' if len(table.columns) > 8 else ''})")
+    if len(table) < 1:
+        raise ReportError(f"{path}: no rows")
+    return table
+
+
+def load_run(path, model: str | None = None) -> Run:
+    """The run in ``path`` (CSV or parquet) with its sidecar's model and values, if there is one."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReportError(f"no such file: {path}")
+    table = _read_table(path)
+    meta = {}
+    side = path.with_suffix(".json")
+    if side.is_file():
+        try:
+            meta = json.loads(side.read_text())
+        except ValueError as exc:
+            raise ReportError(f"{side}: not JSON ({exc})") from None
+    values = dict(meta.get("values", {}))
+    if not values and "status" in meta:                  # a study's run row: its start values are columns
+        values = {k: v for k, v in meta.items() if "." in k and "(" not in k}    # not the metrics
+    study = path.parent.parent / "study.json"
+    model = model or meta.get("model") or (json.loads(study.read_text()).get("model") if study.is_file() else None)
+    return Run(path.stem, table, path, model or guess_model(table.columns), values,
+               meta.get("status"), meta.get("message", ""))
+
+
+def load_study(folder) -> Study:
+    """The study written by ``fmu-mb sweep`` into ``folder``."""
+    import pandas as pd
+    folder = Path(folder)
+    f = folder / "table.parquet"
+    if not f.is_file():
+        raise ReportError(f"{folder}: not a study folder (no table.parquet; run 'fmu-mb sweep' first)")
+    table = pd.read_parquet(f)
+    meta = json.loads((folder / "study.json").read_text()) if (folder / "study.json").is_file() else {}
+    fixed = {"key", "status", "message", "t_end", "wall"}
+    metrics = list(meta.get("metrics", []))
+    parameters = [c for c in table.columns if c not in fixed and c not in metrics]
+    return Study(folder, table, meta.get("model"), meta.get("title") or folder.name, parameters, metrics,
+                 list(meta.get("series", [])))
+
+
+def guess_model(columns) -> str | None:
+    """The model of models/ whose joints' coordinate outputs (``<joint>.q...``) include every such
+    column of the run, the one with most in common; None when no model matches."""
+    from .. import registry
+    cols = {c for c in columns if ".q" in c and not c.startswith("solver.")}
+    if not cols:
+        return None
+    best, score = None, 0
+    for name in registry.available():
+        try:
+            mech = registry.build(name)
+        except Exception:  # noqa: BLE001 — a broken user model file must not stop the guess
+            continue
+        names = set()
+        for j in mech.joints:
+            n = len(j.coordinate_names)
+            names |= {f"{j.name}.q{'' if n == 1 else f'[{k + 1}]'}" for k in range(n)}
+            names |= {f"{j.name}.qd{'' if n == 1 else f'[{k + 1}]'}" for k in range(n)}
+        common = len(cols & names)
+        if cols <= names and common > score:
+            best, score = name, common
+    return best
+
+
+def model_options(model: str, values: dict, given: dict | None = None) -> dict:
+    """build() options of ``model`` from a run's ``model.<option>`` start values (FMU codes or names)
+    and ``given`` (the command line's NAME=VALUE, which win). Unknown names are refused."""
+    from .. import registry
+    options = getattr(registry.load(model), "OPTIONS", {})
+    raw = {k[len("model."):]: v for k, v in values.items() if k.startswith("model.")}
+    raw.update(given or {})
+    out = {}
+    for name, value in raw.items():
+        if name not in options:
+            raise ReportError(f"{model} has no option {name!r} (options: {', '.join(options) or 'none'})")
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            value = value.lower() == "true"
+        if isinstance(value, str):
+            for conv in (int, float):
+                try:
+                    value = conv(value)
+                    break
+                except ValueError:
+                    pass
+        if isinstance(value, float) and value.is_integer() and type(options[name]).__name__ in ("Choice", "Count"):
+            value = int(value)
+        try:
+            out[name] = options[name].check(name, value)
+        except ValueError as exc:
+            raise ReportError(f"{model}: {exc}") from None
+    return out
