@@ -3,7 +3,7 @@
 
     python build_fmus.py                       # every model, into dist/
     python build_fmus.py --model five_axis     # a selection (or: python build_fmus.py five_axis crane)
-    python build_fmus.py --out /tmp/fmus --no-controller
+    python build_fmus.py --out /tmp/fmus --no-controller --no-cross-check
 
 The same as ``fmu-mb build`` (``python -m fmu_mb build``; fmu_mb.cli), with the same options;
 ``--help`` lists them. Each FMU is validated with FMPy (schema and consistency); a Markdown

@@ -1,6 +1,6 @@
 """The command line of fmu_mb: ``fmu-mb`` (also ``python -m fmu_mb``), in FMPy's style.
 
-    fmu-mb build [MODEL ...] [--out DIR] [--no-controller] [--no-native] [--cross-check DIR]
+    fmu-mb build [MODEL ...] [--out DIR] [--no-controller] [--no-native] [--cross-check DIR | --no-cross-check]
     fmu-mb simulate TARGET [--input in.csv] [--stop-time S] [--step S] [--set NAME=VALUE ...]
                            [--outputs NAME,...] [--csv out.csv] [--plot out.png] [--debug-logging]
     fmu-mb info FMU
@@ -46,7 +46,8 @@ ahead of time for this platform (fmu_mb.native; compiled once per core version, 
 so they start without numba compiling or loading anything; --no-native leaves them out
 (the FMU then runs the numba JIT and its on-disk cache).
 
---cross-check DIR also writes, for every FMU built, its FMI cross-check folder
+Every FMU built also gets its FMI cross-check folder (default under OUT/cross-check, or
+--cross-check DIR; --no-cross-check skips it, about 1 s per FMU):
 DIR/fmus/2.0/cs/linux64/fmu_mb/<version>/<model>/ (the FMU, _in.csv, _ref.csv, _ref.opt,
 ReadMe.md; fmu_mb.crosscheck): each reference is a run of the FMU with FMPy."""
 
@@ -81,7 +82,9 @@ def _build(args) -> int:
         choices = ", ".join(available) or f"none: no model files in {registry.models_dir()}"
         args.parser.error(f"unknown model(s) {', '.join(map(repr, unknown))} (choose from {choices})")
     models = list(dict.fromkeys(models)) or available
-    cross_check = Path(args.cross_check) if args.cross_check else None
+    if args.cross_check and args.no_cross_check:
+        raise CliError("--cross-check DIR and --no-cross-check contradict each other", 2)
+    cross_check = None if args.no_cross_check else Path(args.cross_check or Path(args.out) / "cross-check")
     if cross_check is not None and cross_check.exists() and not cross_check.is_dir():
         raise CliError(f"--cross-check: {cross_check} exists and is not a folder", 2)
     t0 = time.perf_counter()
@@ -592,8 +595,10 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--no-controller", action="store_true", help="do not build the PD controller FMU")
     b.add_argument("--no-native", action="store_true",
                    help="do not include native kernels (the FMUs then compile with numba on first use)")
-    b.add_argument("--cross-check", metavar="DIR", help="also write each FMU's FMI cross-check folder "
-                   "(FMU, input, reference from an FMPy run, options, ReadMe) under DIR/fmus/2.0/cs/linux64/fmu_mb/")
+    b.add_argument("--cross-check", metavar="DIR", help="where each FMU's FMI cross-check folder goes (FMU, "
+                   "input, reference from an FMPy run, options, ReadMe; DIR/fmus/2.0/cs/linux64/fmu_mb/...; "
+                   "default: OUT/cross-check)")
+    b.add_argument("--no-cross-check", action="store_true", help="do not write the cross-check artifacts")
     b.set_defaults(func=_build, parser=b)
 
     s = sub.add_parser("simulate", help="simulate an FMU (or a model of models/) with FMPy",

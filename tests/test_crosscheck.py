@@ -168,7 +168,8 @@ def test_generic_scenario_of_an_unknown_model(fmus):
 
 def test_build_cross_check_option(fmus, monkeypatch, tmp_path, capsys):
     """``fmu-mb build ... --cross-check DIR`` writes the folder of every FMU built (here the
-    session's, handed out by a stand-in builder), one line each; a file as DIR is refused."""
+    session's, handed out by a stand-in builder), one line each; without it they go to
+    OUT/cross-check; --no-cross-check with a DIR and a file as DIR are refused."""
     from fmu_mb.fmi import builder
     monkeypatch.setattr(builder, "build_fmu", lambda name, out, native=True: fmus[name])
     monkeypatch.setattr(builder, "build_controller_fmu", lambda out: fmus["pd_controller"])
@@ -180,6 +181,10 @@ def test_build_cross_check_option(fmus, monkeypatch, tmp_path, capsys):
         folder = model_folder(tmp_path / "xc", name)
         assert line.startswith(f"cross-check: {folder}  626 rows  ") and line.endswith(" s")
         assert validate_test_fmu(str(folder)) == []
+    assert cli.main(["build", "three_loop", "--out", str(tmp_path / "d")]) == 0        # on by default
+    assert validate_test_fmu(str(model_folder(tmp_path / "d" / "cross-check", "three_loop"))) == []
+    assert cli.main(["build", "three_loop", "--no-cross-check", "--cross-check", str(tmp_path)]) == 2
+    capsys.readouterr()
     (tmp_path / "file").write_text("")
     assert cli.main(["build", "three_loop", "--cross-check", str(tmp_path / "file")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
