@@ -58,7 +58,10 @@ def _animation(run: Run, options: dict, deflection_scale, max_frames: int, paths
     if not any(re.search(r"\.q(\[\d+\])?$", c) for c in run.table.columns):
         return None, "no animation: the run has no joint coordinates (<joint>.q outputs)"
     from .. import registry
-    mech = registry.build(run.model, **options)
+    try:
+        mech = registry.build(run.model, **options)
+    except (ValueError, TypeError) as exc:              # a model file's own validation message
+        raise ReportError(f"{run.model} cannot be built with {options or 'its defaults'}: {exc}") from None
     beams = [lk.name for lk in mech.links if getattr(lk, "flexible", False)]
     lengths = {lk.name: lk.length for lk in mech.links if hasattr(lk, "length")}
     scale = _auto_scale(run.table, beams, lengths) if deflection_scale is None else float(deflection_scale)
