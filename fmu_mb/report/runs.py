@@ -103,6 +103,7 @@ def guess_model(columns) -> str | None:
     """The model of models/ whose joints' coordinate outputs (``<joint>.q...``) include every such
     column of the run, the one with most in common; None when no model matches."""
     from .. import registry
+    from ..outputs import index_suffix
     cols = {c for c in columns if ".q" in c and not c.startswith("solver.")}
     if not cols:
         return None
@@ -115,8 +116,7 @@ def guess_model(columns) -> str | None:
         names = set()
         for j in mech.joints:
             n = len(j.coordinate_names)
-            names |= {f"{j.name}.q{'' if n == 1 else f'[{k + 1}]'}" for k in range(n)}
-            names |= {f"{j.name}.qd{'' if n == 1 else f'[{k + 1}]'}" for k in range(n)}
+            names |= {f"{j.name}.{x}{index_suffix(n, k)}" for k in range(n) for x in ("q", "qd")}
         common = len(cols & names)
         if cols <= names and common > score:
             best, score = name, common

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import algorithms as alg
+from ..kernels.outputs import beam_deflection
 from ..model import compile_mechanism, make_data
 from ..model.constraints import PointOnEllipse, PointTrajectory
 from ..model.description import Beam
@@ -105,17 +106,16 @@ class Scene:
         return seg * (b.length - self._sde_x(b))
 
     def _bend(self, q, b, weights, c) -> np.ndarray:
-        """Set the sde rotations of beam b for shape constants c; return the tip deflection (y, z)."""
+        """Set the sde rotations of beam b for shape constants c; return the tip deflection (y, z) as the
+        FMU's <beam>.deflection outputs define it (kernels.outputs.beam_deflection)."""
         for r, adr in enumerate(b.sde_dofadr):
             q[adr] = c[0] * weights[r]
             q[adr + 1] = -c[1] * weights[r]
             q[adr + 2] = 0.0
         alg.forward_kinematics(self.model, self.data, q)
         oR, op = self.data.oR, self.data.op
-        first, last = b.rfe_bodies[0], b.rfe_bodies[-1]
-        tip = op[last] + oR[last] @ np.array([b.length - b.rfe_start[-1], 0.0, 0.0])
-        d = oR[first].T @ (tip - op[first])
-        return d[1:].copy()
+        first, last, tip = b.rfe_bodies[0], b.rfe_bodies[-1], b.length - b.rfe_start[-1]
+        return np.array([beam_deflection(oR, op, first, last, tip, b.length, axis) for axis in (1, 2)])
 
     # ------------------------------------------------------------------ geometry
     def _world(self, body: int, p) -> np.ndarray:
