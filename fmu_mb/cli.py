@@ -1,6 +1,6 @@
 """The command line of fmu_mb: ``fmu-mb`` (also ``python -m fmu_mb``), in FMPy's style.
 
-    fmu-mb build [MODEL ...] [--out DIR] [--no-controller] [--no-native] [--cross-check DIR | --no-cross-check]
+    fmu-mb build [MODEL|FILE.py|FILE.urdf ...] [--base B] [--name N] [--out DIR] [--no-controller] [--no-native] [--cross-check DIR | --no-cross-check]
     fmu-mb simulate TARGET [--input in.csv] [--stop-time S] [--step S] [--set NAME=VALUE ...]
                            [--outputs NAME,...] [--csv out.csv] [--plot out.png] [--debug-logging]
     fmu-mb info FMU
@@ -38,6 +38,8 @@ Build FMI 2.0 co-simulation FMUs of the mechanisms in models/ (and the PD contro
 
     fmu-mb build                        # every model, into dist/
     fmu-mb build five_axis crane        # a selection (also: --model five_axis --model crane)
+    fmu-mb build my_arm.py              # your own model file (docs/mechanisms.md)
+    fmu-mb build robot.urdf --base free # a URDF robot (its model file goes to OUT/models/)
     fmu-mb build --out /tmp/fmus --no-controller
 
 Each FMU is validated with FMPy (schema and consistency); a Markdown table of its
@@ -71,17 +73,40 @@ def _close(name: str, names) -> str:
 
 # --------------------------------------------------------------------------------------- build
 
+def _urdf_model(path: str, args) -> str:
+    """Write the model file of a URDF (OUT/models/<name>.py, fmu_mb.interop.urdf) and return its path."""
+    from .interop.urdf import UrdfError, read, write_model
+    try:
+        for w in read(path)["warnings"]:
+            print(f"{path}: {w}")
+        target = write_model(path, Path(args.out) / "models", base=args.base or "fixed", name=args.name)
+    except UrdfError as exc:
+        raise CliError(str(exc), 2) from None
+    print(f"{path}: model file {target} (edit it and build it again with: fmu-mb build {target})")
+    return str(target)
+
+
 def _build(args) -> int:
     from . import registry
     from .fmi.builder import build_controller_fmu, build_fmu, native_kernels
 
     available = registry.available()
     models = list(args.models) + list(args.model or [])
-    unknown = [m for m in models if m not in available]
+    files = [m for m in models if m.endswith((".py", ".urdf")) or os.sep in m]
+    unknown = [m for m in models if m not in available and m not in files]
     if unknown:
         choices = ", ".join(available) or f"none: no model files in {registry.models_dir()}"
-        args.parser.error(f"unknown model(s) {', '.join(map(repr, unknown))} (choose from {choices})")
-    models = list(dict.fromkeys(models)) or available
+        args.parser.error(f"unknown model(s) {', '.join(map(repr, unknown))} (choose from {choices}, or give the "
+                          "path of a model file (.py) or a URDF file (.urdf))")
+    urdfs = [m for m in files if m.endswith(".urdf")]
+    if (args.base or args.name) and not urdfs:
+        raise CliError("--base and --name apply to URDF files (robot.urdf)", 2)
+    if args.name and len(urdfs) > 1:
+        raise CliError("--name names one model: give one URDF file with it", 2)
+    for m in files:
+        if not Path(m).is_file():
+            raise CliError(f"{m}: no such file", 2)
+    models = [_urdf_model(m, args) if m in urdfs else m for m in dict.fromkeys(models)] or available
     if args.cross_check and args.no_cross_check:
         raise CliError("--cross-check DIR and --no-cross-check contradict each other", 2)
     cross_check = None if args.no_cross_check else Path(args.cross_check or Path(args.out) / "cross-check")
@@ -96,8 +121,8 @@ def _build(args) -> int:
         results = [build_fmu(m, args.out, native=not args.no_native) for m in models]
         if not args.no_controller:
             results.append(build_controller_fmu(args.out))
-    except (ValueError, RuntimeError, OSError) as exc:
-        raise CliError(f"build failed: {_one_line(exc)}", 1) from None
+    except (ValueError, RuntimeError, OSError, KeyError) as exc:
+        raise CliError(f"build failed: {_one_line(exc.args[0] if isinstance(exc, KeyError) else exc)}", 1) from None
     for r in results:
         status = "valid" if not r.problems else f"{len(r.problems)} PROBLEM(S)"
         print(f"{r.path}  {r.size / 1024:.0f} KiB  {r.n_vars} variables  {r.seconds:.1f} s  {status}  "
@@ -589,7 +614,12 @@ def parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="build the FMUs of models/ (and the PD controller)",
                        description=BUILD_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     b.add_argument("models", nargs="*", metavar="MODEL",
-                   help=f"model to build (default: all in models/: {', '.join(models)})")
+                   help=f"model to build: a name in models/ (default: all of them: {', '.join(models)}), the path "
+                        "of a model file (my_arm.py, docs/mechanisms.md) or of a URDF file (robot.urdf)")
+    b.add_argument("--base", choices=("fixed", "free", "sprung"),
+                   help="URDF files: the root link welded to the ground (default), on a free 6-DOF base joint, or on "
+                        "that joint with four spring-damping supports")
+    b.add_argument("--name", help="URDF files: the model's name (default: the robot's name in the file)")
     b.add_argument("--model", action="append", metavar="MODEL", help="the same, as an option (repeatable)")
     b.add_argument("--out", default="dist", help="output directory (default: dist)")
     b.add_argument("--no-controller", action="store_true", help="do not build the PD controller FMU")

@@ -30,6 +30,7 @@ class LoadKind(IntEnum):
     """Normal-load form the friction coefficient multiplies (``Model.dof_fric_load``)."""
     JOURNAL = 0         # f_n·d/2 (paper 000 eq. 21)
     PIN = 1             # pin bearing (paper 002 eq. 47)
+    FIXED = 2           # a constant load, independent of the reaction (URDF <dynamics friction>)
 
 
 class RowKind(IntEnum):

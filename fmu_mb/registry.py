@@ -35,6 +35,57 @@ def load(name: str) -> ModuleType:
     return load_file(path, name)
 
 
+class ModelFileError(ValueError):
+    """A model file that cannot be imported or built; the message names the file and line."""
+
+
+def locate(model) -> tuple[str, Path]:
+    """(name, file) of a model given by name (``models/<name>.py``) or by the path of a model file
+    anywhere (``my_arm.py``: the model is named after the file)."""
+    p = Path(model)
+    if p.suffix == ".py" or p.is_file():
+        if p.suffix != ".py":
+            raise ModelFileError(f"{p}: a model file is a Python file (.py); a URDF file ends in .urdf")
+        if not p.is_file():
+            raise ModelFileError(f"{p}: no such model file")
+        if not p.stem.isidentifier():
+            raise ModelFileError(f"{p}: the file's name is the model's name and must be an identifier (letters, "
+                                 f"digits, _; not starting with a digit), e.g. {_identifier(p.stem)}.py")
+        return p.stem, p.resolve()
+    path = models_dir() / f"{model}.py"
+    if not path.is_file():
+        raise KeyError(f"no model named {model!r} in {models_dir()} (available: {', '.join(available()) or 'none'})")
+    return str(model), path
+
+
+def _identifier(stem: str) -> str:
+    s = "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
+    return s if s[:1].isalpha() or s[:1] == "_" else "_" + s
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """'file:line' of the deepest frame of ``exc``'s traceback inside ``path``, or the file."""
+    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    tb = exc.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f"{path}:{line}" if line else str(path)
+
+
+def build_checked(module: ModuleType, path: Path, **options) -> Mechanism:
+    """``module.build(**options)``: a Mechanism, or a ModelFileError naming the file, the line of
+    the user's code that failed and the reason (validation messages name object, field and range)."""
+    try:
+        mech = module.build(**options)
+    except Exception as exc:  # noqa: BLE001 — anything a user's code raises becomes one readable line
+        raise ModelFileError(f"{_where(exc, path)}: build() failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(mech, Mechanism):
+        raise ModelFileError(f"{path}: build() returned {type(mech).__name__}, not a Mechanism")
+    return mech
+
+
 def load_file(path, name: str) -> ModuleType:
     """Import the model file at ``path`` as model ``name`` (used inside FMUs). The module
     name carries a digest of the file's bytes, so two different files of the same model
@@ -48,9 +99,15 @@ def load_file(path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[modname] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 — a user's file: say where and why in one line
+        del sys.modules[modname]
+        raise ModelFileError(f"{_where(exc, path)}: the model file does not import: {type(exc).__name__}: "
+                             f"{exc}") from None
     if not callable(getattr(module, "build", None)):
-        raise TypeError(f"model file {path} must define build(**options) -> Mechanism")
+        del sys.modules[modname]
+        raise ModelFileError(f"model file {path} must define build(**options) -> Mechanism")
     return module
 
 

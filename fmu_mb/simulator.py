@@ -177,9 +177,14 @@ class Simulator:
         finally:
             opt[tol_slot] = tol
         if it < 0 or not np.all(np.isfinite(x)):
+            phi = np.abs(self.data.con_phi)
+            worst = [c for c in self.cm.constraints if c.group in groups and c.rows and
+                     np.nanmax(phi[c.rows]) >= 0.5 * np.nanmax(phi)]
+            names = ", ".join(f"'{c.name}' ({c.type}, |Φ| = {np.nanmax(phi[c.rows]):.3e})" for c in worst)
             raise RuntimeError(f"'{self.cm.name}': the constraints {list(groups)} could not be solved from the "
                                f"given start configuration (max |Φ| = {self.data.con_stats[SolverStat.PROJECTION_RESIDUAL]:.3e} after "
-                               "25 Newton iterations); start closer to a closed configuration")
+                               f"25 Newton iterations{'; largest: ' + names if names else ''}); start closer to a "
+                               "closed configuration, or check the lengths: a loop that cannot close never will")
         self.x[:] = x
         self.data.cp_valid[0] = 0
         return it

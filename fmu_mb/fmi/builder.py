@@ -256,25 +256,33 @@ def native_kernels() -> tuple:
 
 
 def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = True) -> BuildResult:
-    """Build ``<out_dir>/<model>.fmu`` and ``<out_dir>/<model>.md`` from ``models/<model>.py``;
+    """Build ``<out_dir>/<model>.fmu`` and ``<out_dir>/<model>.md`` from ``models/<model>.py`` or,
+    given the path of a model file anywhere (``my_arm.py``), from that file (model ``my_arm``);
     ``native``: carry the kernels compiled ahead of time (built on first use, see module doc)."""
     native_dir = native_kernels()[0] if native else None
     t0 = time.perf_counter()
-    module = registry.load(model)
+    model, model_file = registry.locate(model)
+    module = registry.load_file(model_file, model)
     meta = getattr(module, "FMU", {})
-    cm = compile_mechanism(module.build())
+    cm = compile_mechanism(registry.build_checked(module, model_file))
+    if cm.model.nc:                  # the loops must close at the start, or every instantiation would fail
+        from ..simulator import Simulator
+        try:
+            Simulator(cm)
+        except RuntimeError as exc:
+            raise registry.ModelFileError(f"{model_file}: {exc}") from None
     itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),
                           meta.get("method", "rk4"))
     variant_problems = check_variants(module, itf)
     if variant_problems:
-        raise ValueError(f"models/{model}.py: its options build mechanisms the FMU interface cannot describe "
+        raise ValueError(f"{model_file}: its options build mechanisms the FMU interface cannot describe "
                          "(joints, points, forces and supports must exist in every option combination):\n  "
                          + "\n  ".join(variant_problems[:20]))
     script = BOOTSTRAP.format(model=model, version=VERSION, core=core_digest(), tooling=_TOOLING_PARTS) + \
         MECHANISM_CLASS.format(model=model, digest=itf.digest())
     return _package(model, script, itf, (module.__doc__ or model).strip().splitlines()[0],
                     meta.get("stop_time", 10.0), meta.get("step_size", 1e-3), out_dir,
-                    registry.models_dir() / f"{model}.py", validate, t0, native_dir)
+                    model_file, validate, t0, native_dir)
 
 
 def build_controller_fmu(out_dir="dist", channels: int = 6, validate: bool = True) -> BuildResult:

@@ -186,8 +186,8 @@ def check_variants(module, itf: Interface) -> list:
         subject = BY_KEY[kind].subject if v.causality == "output" else None
         if kind in ("q_start", "qd_start", "tau_drive") or subject == "coordinate":     # (joint, coordinate)
             joints[a[0]] = max(joints.get(a[0], 0), a[1] + 1)
-        elif subject in ("joint", "joint_axis"):
-            joints.setdefault(a[0], 1)
+        elif subject in ("joint", "joint_axis"):                 # the joint must exist (a fixed one too)
+            joints.setdefault(a[0], 0)
     points = {v.source[1] for v in itf.vars if v.source[0] == "point"}
     forces = {v.source[1] for v in itf.vars if v.source[0] == "body_force"}
     supports = {v.source[1] for v in itf.vars if v.source[0] == "support"}
@@ -195,8 +195,9 @@ def check_variants(module, itf: Interface) -> list:
         label = ", ".join(f"{k}={v}" for k, v in variant.items()) or "defaults"
         try:
             cm = compile_mechanism(module.build(**variant))
-        except ValueError as exc:
-            problems.append(f"options ({label}): the model does not compile: {exc}")
+        except Exception as exc:  # noqa: BLE001 — a user's build() may raise anything: report it, per variant
+            problems.append(f"options ({label}): the model does not compile: "
+                            f"{'' if isinstance(exc, ValueError) else type(exc).__name__ + ': '}{exc}")
             continue
         have = {j.name: j for j in cm.joints}
         for name, n in joints.items():

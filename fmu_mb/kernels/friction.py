@@ -133,8 +133,10 @@ def joint_load(load_kind, geom, k, revolute, a0, a1, a2, fM, fF, b):
 
     Journal (000 eq. 21, 001 eq. 13): revolute L = f_r·d/2, prismatic L = f_r.
     Pin (002 eq. 47): revolute L = R_p(τ_r/R_b + f_r) + R_n f_m,
-    prismatic L = τ_p/R_b + f_p + τ_m/R_n.
+    prismatic L = τ_p/R_b + f_p + τ_m/R_n. Fixed: L = geom[k, 0].
     """
+    if load_kind == LoadKind.FIXED:
+        return geom[k, 0]
     fm = fF[b, 0] * a0 + fF[b, 1] * a1 + fF[b, 2] * a2
     fx, fy, fz = fF[b, 0] - fm * a0, fF[b, 1] - fm * a1, fF[b, 2] - fm * a2
     fr = math.sqrt(fx * fx + fy * fy + fz * fz)
@@ -164,9 +166,11 @@ def load_and_gradient(load_kind, geom, k, revolute, a0, a1, a2, W, i, dL, j):
     """Equivalent normal load L of coordinate k from the wrench W[i] = (moment, force)
     in its joint frame, and ∂L/∂W into the row dL[j] (6,). Same law as
     :func:`joint_load`; where a norm is zero its gradient is taken as zero."""
-    fr, ux, uy, uz, fm = _norm_perp(W[i, 3], W[i, 4], W[i, 5], a0, a1, a2)
     for r in range(6):
         dL[j, r] = 0.0
+    if load_kind == LoadKind.FIXED:
+        return geom[k, 0]
+    fr, ux, uy, uz, fm = _norm_perp(W[i, 3], W[i, 4], W[i, 5], a0, a1, a2)
     if load_kind == LoadKind.JOURNAL:
         c = geom[k, 0] if revolute else 1.0
         dL[j, 3], dL[j, 4], dL[j, 5] = c * ux, c * uy, c * uz

@@ -25,6 +25,7 @@ def project(m, d, x, t, groups):
     q = x[0:nv]
     v = x[nv:2 * nv]
     it = 0
+    perr = 0.0
     for sweep in range(2):                      # 0: positions, 1: velocities
         while True:
             forward_kinematics(m, d, q, v)
@@ -35,6 +36,7 @@ def project(m, d, x, t, groups):
                 if sweep == 0 and kind[k] != RowKind.VEL and groups[group[k]] != 0:
                     err = max(err, abs(phi[k]))
             if sweep == 0 and (err <= tol or it >= 25):
+                perr = err                      # (the velocity sweep below recomputes err as 0)
                 break
             for i in range(nv):
                 for j in range(nv):
@@ -69,5 +71,5 @@ def project(m, d, x, t, groups):
                     v[j] -= dx[j]
                 break
     d.con_stats[SolverStat.PROJECTION_ITERATIONS] = it
-    d.con_stats[SolverStat.PROJECTION_RESIDUAL] = err
-    return it if err <= tol else -1
+    d.con_stats[SolverStat.PROJECTION_RESIDUAL] = perr
+    return it if perr <= tol else -1

@@ -282,6 +282,9 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         if isinstance(f.load, fr.Journal):
             load[d] = LoadKind.JOURNAL
             geom[d] = (0.5 * f.load.diameter, 0.0, 0.0)
+        elif isinstance(f.load, fr.FixedLoad):
+            load[d] = LoadKind.FIXED
+            geom[d] = (f.load.value, 0.0, 0.0)
         else:
             load[d] = LoadKind.PIN
             geom[d] = (f.load.R_n, f.load.R_p, f.load.R_b)

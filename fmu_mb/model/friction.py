@@ -77,6 +77,18 @@ class PinBearing:
         _positive(owner, "PinBearing.R_b", self.R_b, allow_zero=False)
 
 
+@dataclass(frozen=True)
+class FixedLoad:
+    """A constant normal load, independent of the joint reaction: L = ``value`` (N·m for a
+    revolute joint, N for a prismatic one). With ``CoulombViscous(k_c=1, k_v=c)`` it is the
+    friction of URDF's ``<dynamics friction="F" damping="c"/>`` (F = value): a Coulomb torque of
+    constant size, the papers' laws without their load dependence."""
+    value: float
+
+    def validate(self, owner: str) -> None:
+        _positive(owner, "FixedLoad.value", self.value)
+
+
 # --------------------------------------------------------------------- laws
 @dataclass(frozen=True)
 class CoulombViscous:
@@ -187,7 +199,7 @@ class LuGre:
 
 
 FrictionLaw = CoulombViscous | Stribeck | Dahl | LuGre
-NormalLoad = Journal | PinBearing
+NormalLoad = Journal | PinBearing | FixedLoad
 
 @dataclass(frozen=True)
 class Friction:
@@ -199,8 +211,8 @@ class Friction:
         if not isinstance(self.law, (CoulombViscous, Stribeck, Dahl, LuGre)):
             raise TypeError(f"{owner}: friction law must be CoulombViscous, Stribeck, Dahl or LuGre, "
                             f"got {type(self.law).__name__}")
-        if not isinstance(self.load, (Journal, PinBearing)):
-            raise TypeError(f"{owner}: friction load must be Journal or PinBearing, "
+        if not isinstance(self.load, (Journal, PinBearing, FixedLoad)):
+            raise TypeError(f"{owner}: friction load must be Journal, PinBearing or FixedLoad, "
                             f"got {type(self.load).__name__}")
         self.law.validate(owner)
         self.load.validate(owner)
