@@ -43,9 +43,10 @@ def locate(model) -> tuple[str, Path]:
     """(name, file) of a model given by name (``models/<name>.py``) or by the path of a model file
     anywhere (``my_arm.py``: the model is named after the file)."""
     p = Path(model)
-    if p.suffix == ".py" or p.is_file():
+    if p.suffix == ".py" or os.sep in str(model):
         if p.suffix != ".py":
-            raise ModelFileError(f"{p}: a model file is a Python file (.py); a URDF file ends in .urdf")
+            raise ModelFileError(f"{p}: a model file is a Python file (.py); build a URDF file (.urdf) with "
+                                 "fmu-mb build robot.urdf")
         if not p.is_file():
             raise ModelFileError(f"{p}: no such model file")
         if not p.stem.isidentifier():

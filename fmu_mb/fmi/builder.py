@@ -188,8 +188,11 @@ def compile_shim(dest: Path, model_identifier: str, guid: str) -> Path:
 
 
 def _pythonfmu_binary() -> Path:
-    import pythonfmu
-    lib = Path(pythonfmu.__file__).parent / "resources" / "binaries" / "linux64" / "libpythonfmu-export.so"
+    """pythonfmu's wrapper from its installed distribution (not from the imported module: a host
+    that ran one of our FMUs in-process has the FMU's bundled copy of pythonfmu imported, without
+    binaries)."""
+    from importlib.metadata import distribution
+    lib = Path(distribution("pythonfmu").locate_file("pythonfmu/resources/binaries/linux64/libpythonfmu-export.so"))
     if not lib.is_file():
         raise RuntimeError(f"pythonfmu's linux64 wrapper is missing ({lib})")
     return lib
