@@ -75,13 +75,13 @@ def _close(name: str, names) -> str:
 
 def _urdf_model(path: str, args) -> str:
     """Write the model file of a URDF (OUT/models/<name>.py, fmu_mb.interop.urdf) and return its path."""
-    from .interop.urdf import UrdfError, read, write_model
+    from .interop.urdf import UrdfError, write_model
     try:
-        for w in read(path)["warnings"]:
-            print(f"{path}: {w}")
-        target = write_model(path, Path(args.out) / "models", base=args.base or "fixed", name=args.name)
+        target, warnings = write_model(path, Path(args.out) / "models", base=args.base or "fixed", name=args.name)
     except UrdfError as exc:
         raise CliError(str(exc), 2) from None
+    for w in warnings:
+        print(f"{path}: {w}")
     print(f"{path}: model file {target} (edit it and build it again with: fmu-mb build {target})")
     return str(target)
 

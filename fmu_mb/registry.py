@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import keyword
 import os
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -51,7 +53,7 @@ def locate(model) -> tuple[str, Path]:
             raise ModelFileError(f"{p}: no such model file")
         if not p.stem.isidentifier():
             raise ModelFileError(f"{p}: the file's name is the model's name and must be an identifier (letters, "
-                                 f"digits, _; not starting with a digit), e.g. {_identifier(p.stem)}.py")
+                                 f"digits, _; not starting with a digit), e.g. {identifier(p.stem)}.py")
         return p.stem, p.resolve()
     path = models_dir() / f"{model}.py"
     if not path.is_file():
@@ -59,9 +61,14 @@ def locate(model) -> tuple[str, Path]:
     return str(model), path
 
 
-def _identifier(stem: str) -> str:
-    s = "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
-    return s if s[:1].isalpha() or s[:1] == "_" else "_" + s
+def identifier(name: str) -> str:
+    """``name`` made a Python identifier (model, link and joint names become FMU variable and module
+    names): characters other than letters, digits and _ become _, and a leading digit or a keyword
+    gets a leading _."""
+    s = re.sub(r"\W", "_", name)
+    if not s or s[0].isdigit() or keyword.iskeyword(s):
+        s = "_" + s
+    return s
 
 
 def _where(exc: BaseException, path: Path) -> str:

@@ -271,7 +271,7 @@ def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = 
     if cm.model.nc:                  # the loops must close at the start, or every instantiation would fail
         from ..simulator import Simulator
         try:
-            Simulator(cm)
+            Simulator(cm, kernels="auto")       # (the native kernels just built: no JIT compile here)
         except RuntimeError as exc:
             raise registry.ModelFileError(f"{model_file}: {exc}") from None
     itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),

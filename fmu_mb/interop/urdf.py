@@ -11,8 +11,6 @@ become identifiers (those characters → ``_``); the FMU's variable names derive
 """
 from __future__ import annotations
 
-import keyword
-import re
 from dataclasses import asdict
 from pathlib import Path
 from pprint import pformat
@@ -20,18 +18,11 @@ from pprint import pformat
 import numpy as np
 
 from ..model.robot import BASES, FRICTIONS, JOINT_TYPES, RobotJoint, RobotLink
+from ..registry import identifier
 
 
 class UrdfError(ValueError):
     """A URDF file that cannot be imported (the message names the file and the element)."""
-
-
-def identifier(name: str) -> str:
-    """A URDF name as an identifier: characters other than letters, digits and _ become _."""
-    s = re.sub(r"\W", "_", name)
-    if not s or s[0].isdigit() or keyword.iskeyword(s):
-        s = "_" + s
-    return s
 
 
 def _float(value, default=0.0) -> float:
@@ -153,8 +144,9 @@ def build(friction: str = "urdf"):
 '''
 
 
-def model_source(path, base: str = "fixed", name: str | None = None, gravity=(0.0, 0.0, -9.81)) -> tuple[str, str]:
-    """(model name, source of a model file) for the URDF at ``path``."""
+def model_source(path, base: str = "fixed", name: str | None = None,
+                 gravity=(0.0, 0.0, -9.81)) -> tuple[str, str, list]:
+    """(model name, source of a model file, import warnings) for the URDF at ``path``."""
     if base not in BASES:
         raise UrdfError(f"base must be one of {', '.join(BASES)} (got {base!r})")
     data = read(path)
@@ -167,14 +159,14 @@ def model_source(path, base: str = "fixed", name: str | None = None, gravity=(0.
     src = MODEL_TEMPLATE.format(title=title, source=Path(path).name, stem=name, base=base, notes=notes, name=name,
                                 root=data["root"], gravity=tuple(gravity), links=pformat(links, width=110),
                                 joints=pformat(joints, width=110, sort_dicts=False), frictions=FRICTIONS)
-    return name, src
+    return name, src, data["warnings"]
 
 
-def write_model(path, out_dir, base: str = "fixed", name: str | None = None) -> Path:
-    """Write ``<out_dir>/<name>.py`` from the URDF at ``path``; returns its path."""
-    name, src = model_source(path, base=base, name=name)
+def write_model(path, out_dir, base: str = "fixed", name: str | None = None) -> tuple[Path, list]:
+    """Write ``<out_dir>/<name>.py`` from the URDF at ``path``; returns its path and the import warnings."""
+    name, src, warnings = model_source(path, base=base, name=name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{name}.py"
     target.write_text(src)
-    return target
+    return target, warnings
