@@ -1,6 +1,6 @@
 """The command line of fmu_mb: ``fmu-mb`` (also ``python -m fmu_mb``), in FMPy's style.
 
-    fmu-mb build [MODEL|FILE.py|FILE.urdf ...] [--base B] [--name N] [--out DIR] [--no-controller] [--no-native] [--cross-check DIR | --no-cross-check]
+    fmu-mb build [MODEL|FILE.py|FILE.urdf ...] [--base B] [--name N] [--flexible LINK=SPEC] [--passive J] [--support-...] [--out DIR] [--no-controller] [--no-native] [--integer-options] [--cross-check DIR | --no-cross-check]
     fmu-mb simulate TARGET [--input in.csv] [--stop-time S] [--step S] [--set NAME=VALUE ...]
                            [--outputs NAME,...] [--csv out.csv] [--plot out.png] [--debug-logging]
     fmu-mb info FMU
@@ -40,6 +40,7 @@ Build FMI 2.0 co-simulation FMUs of the mechanisms in models/ (and the PD contro
     fmu-mb build five_axis crane        # a selection (also: --model five_axis --model crane)
     fmu-mb build my_arm.py              # your own model file (docs/mechanisms.md)
     fmu-mb build robot.urdf --base free # a URDF robot (its model file goes to OUT/models/)
+    fmu-mb build ur5.urdf --flexible forearm_link=aluminium,tube=0.08x0.004 --passive wrist_3_joint
     fmu-mb build --out /tmp/fmus --no-controller
 
 Each FMU is validated with FMPy (schema and consistency); a Markdown table of its
@@ -75,9 +76,19 @@ def _close(name: str, names) -> str:
 
 def _urdf_model(path: str, args) -> str:
     """Write the model file of a URDF (OUT/models/<name>.py, fmu_mb.interop.urdf) and return its path."""
-    from .interop.urdf import UrdfError, write_model
+    from .interop.urdf import UrdfError, vector3, write_model
     try:
-        target, warnings = write_model(path, Path(args.out) / "models", base=args.base or "fixed", name=args.name)
+        robot = dict(passive=[p.strip() for item in args.passive or [] for p in item.split(",") if p.strip()],
+                     flexible=list(args.flexible or []))
+        if args.support_stiffness:
+            robot["support_stiffness"] = vector3(args.support_stiffness, "--support-stiffness")
+        if args.support_damping:
+            robot["support_damping"] = vector3(args.support_damping, "--support-damping")
+        if args.support_points:
+            robot["support_points"] = [vector3(p, "--support-points") for item in args.support_points
+                                       for p in item.split()]
+        target, warnings = write_model(path, Path(args.out) / "models", base=args.base or "fixed", name=args.name,
+                                       **robot)
     except UrdfError as exc:
         raise CliError(str(exc), 2) from None
     for w in warnings:
@@ -99,8 +110,12 @@ def _build(args) -> int:
         args.parser.error(f"unknown model(s) {', '.join(map(repr, unknown))} (choose from {choices}, or give the "
                           "path of a model file (.py) or a URDF file (.urdf))")
     urdfs = [m for m in files if m.endswith(".urdf")]
-    if (args.base or args.name) and not urdfs:
-        raise CliError("--base and --name apply to URDF files (robot.urdf)", 2)
+    urdf_only = [flag for flag, given in (("--base", args.base), ("--name", args.name), ("--flexible", args.flexible),
+                                          ("--passive", args.passive), ("--support-stiffness", args.support_stiffness),
+                                          ("--support-damping", args.support_damping),
+                                          ("--support-points", args.support_points)) if given]
+    if urdf_only and not urdfs:
+        raise CliError(f"{', '.join(urdf_only)} apply to URDF files (robot.urdf)", 2)
     if args.name and len(urdfs) > 1:
         raise CliError("--name names one model: give one URDF file with it", 2)
     for m in files:
@@ -118,7 +133,8 @@ def _build(args) -> int:
         if not args.no_native:
             where, seconds = native_kernels()
             print(f"native kernels: {where} ({f'compiled in {seconds:.0f} s' if seconds else 'up to date'})")
-        results = [build_fmu(m, args.out, native=not args.no_native) for m in models]
+        results = [build_fmu(m, args.out, native=not args.no_native, enumerations=not args.integer_options)
+                   for m in models]
         if not args.no_controller:
             results.append(build_controller_fmu(args.out))
     except (ValueError, RuntimeError, OSError, KeyError) as exc:
@@ -219,7 +235,14 @@ def _typed(v, text: str):
         return _BOOLEAN[text.strip().lower()]
     if v.type == "String":
         return text
-    return int(text)               # Integer, Enumeration, the FMI 3 integer types
+    if v.type == "Enumeration" and v.declaredType is not None:
+        items = {item.name: int(item.value) for item in v.declaredType.items}
+        if text.strip() in items:              # an item's name, or its code
+            return items[text.strip()]
+        if text.strip().lstrip("+-").isdigit() and int(text) in items.values():
+            return int(text)
+        raise ValueError(f"not one of {', '.join(f'{n} ({c})' for n, c in items.items())}")
+    return int(text)               # Integer, the FMI 3 integer types
 
 
 def _start_values(items, md) -> dict:
@@ -482,8 +505,10 @@ def interface_table(md, title: str | None = None) -> str:
         lo, hi = _number(v.min, float), _number(v.max, float)
         if lo is not None or hi is not None:
             lo, hi = (-math.inf if lo is None else lo), (math.inf if hi is None else hi)
-        itf.add(Var(v.name, v.type, v.causality or "local", v.variability or "continuous",
-                    v.description or "", (), start, _unit(v) or None, lo, hi))
+        items = tuple((i.name, i.description or "") for i in v.declaredType.items) \
+            if v.type == "Enumeration" and v.declaredType is not None else ()
+        itf.add(Var(v.name, "Integer" if items else v.type, v.causality or "local", v.variability or "continuous",
+                    v.description or "", (), start, _unit(v) or None, lo, hi, items=items))
     lines = interface_markdown(itf, title or f"{md.modelName} — interface").splitlines()
     vrs = [v.valueReference for v in variables]
     ours = (md.generationTool or "").startswith("fmu_mb")
@@ -620,11 +645,31 @@ def parser() -> argparse.ArgumentParser:
                    help="URDF files: the root link welded to the ground (default), on a free 6-DOF base joint, or on "
                         "that joint with four spring-damping supports")
     b.add_argument("--name", help="URDF files: the model's name (default: the robot's name in the file)")
+    b.add_argument("--flexible", action="append", metavar="LINK=SPEC",
+                   help="URDF files: make a link an RFEM beam from its frame to its child joint (repeatable). SPEC: "
+                        "a material (aluminium, steel) or E=,G= (Pa); a section tube=DxT, rod=D, rect=BxH (m) or "
+                        "area=,Iy=,Iz=,J= (m², m⁴); optional n_div= (sections, default 6), damping= (s), density= "
+                        "(kg/m³; default: the URDF mass spread along the beam), end=JOINT. Example: "
+                        "forearm_link=aluminium,tube=0.08x0.004,n_div=8")
+    b.add_argument("--passive", action="append", metavar="JOINT[,JOINT]",
+                   help="URDF files: moving joints without a drive input (default: every moving joint is driven)")
+    b.add_argument("--support-stiffness", metavar="KX,KY,KZ",
+                   help="URDF files, --base sprung: stiffness of each support along world x, y, z, N/m (default "
+                        "1e6,1e6,1e6)")
+    b.add_argument("--support-damping", metavar="DX,DY,DZ",
+                   help="URDF files, --base sprung: damping of each support, N·s/m (default 1e3,1e3,1e3)")
+    b.add_argument("--support-points", action="append", metavar="X,Y,Z",
+                   help="URDF files, --base sprung: a support point in the root-link frame, m (repeatable; default "
+                        "the corners of a 0.4 m square at z = 0)")
     b.add_argument("--model", action="append", metavar="MODEL", help="the same, as an option (repeatable)")
     b.add_argument("--out", default="dist", help="output directory (default: dist)")
     b.add_argument("--no-controller", action="store_true", help="do not build the PD controller FMU")
     b.add_argument("--no-native", action="store_true",
                    help="do not include native kernels (the FMUs then compile with numba on first use)")
+    b.add_argument("--integer-options", action="store_true",
+                   help="declare the named options (model.* choices, solver.integrator) as FMI Integers with their "
+                        "codes in the description instead of Enumerations: for OSP libcosim, which ignores "
+                        "Enumeration variables")
     b.add_argument("--cross-check", metavar="DIR", help="where each FMU's FMI cross-check folder goes (FMU, "
                    "input, reference from an FMPy run, options, ReadMe; DIR/fmus/2.0/cs/linux64/fmu_mb/...; "
                    "default: OUT/cross-check)")

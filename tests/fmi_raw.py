@@ -148,7 +148,7 @@ class Host:
                 value = value == "true" if t == "Boolean" else float(value)
             if t == "Real":
                 st = max(st, self.f.fmi2SetReal(self.c, vr, 1, (c_double * 1)(float(value))))
-            elif t == "Integer":
+            elif t in ("Integer", "Enumeration"):            # FMI 2.0: enumerations are fmi2Integer
                 st = max(st, self.f.fmi2SetInteger(self.c, vr, 1, (c_int * 1)(int(value))))
             else:
                 st = max(st, self.f.fmi2SetBoolean(self.c, vr, 1, (c_int * 1)(int(bool(value)))))

@@ -138,7 +138,7 @@ def _calls(h, lib, stepping_state):
     out_vr = lib.vr[h.reals()[0]]
     in_vr = lib.vr[h.reals("input")[0]]
     p_real = next(v for v in lib.md.modelVariables if v.causality == "parameter" and v.type == "Real")
-    ints = [v.valueReference for v in lib.md.modelVariables if v.type == "Integer"][:1]
+    ints = [v.valueReference for v in lib.md.modelVariables if v.type in ("Integer", "Enumeration")][:1]
     bools = [v.valueReference for v in lib.md.modelVariables if v.type == "Boolean"][:1]
     one = (c_uint * 1)
     t_now = [0.01]
@@ -409,7 +409,8 @@ def raw_calls(dir, which):
         "setreal_nan": lambda: h.f.fmi2SetReal(h.c, (c_uint * 1)(lib.vr[h.reals("input")[0]]), 1,
                                                one(float("nan"))),
         "setinteger_min_int": lambda: h.f.fmi2SetInteger(
-            h.c, (c_uint * 1)(next(v.valueReference for v in lib.md.modelVariables if v.type == "Integer")), 1,
+            h.c, (c_uint * 1)(next(v.valueReference for v in lib.md.modelVariables
+                                   if v.type in ("Integer", "Enumeration"))), 1,
             (c_int * 1)(-2 ** 31)),
     }
     del h.messages[:]

@@ -47,7 +47,7 @@ class Instance:
             t = self.var[name].type
             if t == "Real":
                 self.fmu.setReal([self.vr[name]], [float(value)])
-            elif t == "Integer":
+            elif t in ("Integer", "Enumeration"):            # FMI 2.0: enumerations are fmi2Integer
                 self.fmu.setInteger([self.vr[name]], [int(value)])
             else:
                 self.fmu.setBoolean([self.vr[name]], [bool(value)])

@@ -60,8 +60,8 @@ def test_simulate_with_input_csv_equals_fmpy_directly(fmus, tmp_path):
     fmu = fmus["five_axis"].path
     inp = torque_csv(tmp_path / "in.csv")
     out, png = tmp_path / "out.csv", tmp_path / "out.png"
-    r = run("simulate", fmu, "--input", inp, "--stop-time", 0.3, "--set", "model.friction=1", "init.static=true",
-            "--csv", out, "--plot", png)
+    r = run("simulate", fmu, "--input", inp, "--stop-time", 0.3, "--set", "model.friction=coulomb_viscous",
+            "init.static=true", "--csv", out, "--plot", png)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr and png.stat().st_size > 10_000
     got = read_csv(out)
@@ -118,7 +118,7 @@ def test_errors_are_one_line_without_traceback(fmus, tmp_path, case):
     args, expect, code = {
         "unknown --set name": (["simulate", fmu, "--set", "joint1.tau=1"], "close matches: ", 2),
         "output --set": (["simulate", fmu, "--set", "joint1.q=1"], "output", 2),
-        "bad --set value": (["simulate", fmu, "--set", "model.friction=1.5"], "type Integer", 2),
+        "bad --set value": (["simulate", fmu, "--set", "model.friction=1.5"], "not one of none (0), coulomb_viscous (1)", 2),
         "--set without =": (["simulate", fmu, "--set", "model.friction"], "NAME=VALUE", 2),
         "missing FMU": (["simulate", tmp_path / "none.fmu"], "no such FMU", 2),
         "unknown model": (["simulate", "five_axes"], "close matches: five_axis", 2),
@@ -158,7 +158,7 @@ def test_build_help_and_build_fmus_py():
 
 def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     """``build`` does what build_fmus.py did: the models named (positional or --model, default
-    all), --out, --no-controller, --no-native."""
+    all), --out, --no-controller, --no-native, --integer-options."""
     from fmu_mb.fmi import builder
     calls = []
 
@@ -173,8 +173,12 @@ def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
         monkeypatch.setattr(builder, attr, fake(name))
     assert cli.main(["build", "crane", "--model", "five_axis", "--out", str(tmp_path), "--no-native",
                      "--no-cross-check"]) == 0
-    assert calls == [("fmu", ("crane", str(tmp_path)), {"native": False}),
-                     ("fmu", ("five_axis", str(tmp_path)), {"native": False}), ("controller", (str(tmp_path),), {})]
+    assert calls == [("fmu", ("crane", str(tmp_path)), {"native": False, "enumerations": True}),
+                     ("fmu", ("five_axis", str(tmp_path)), {"native": False, "enumerations": True}),
+                     ("controller", (str(tmp_path),), {})]
+    calls.clear()
+    assert cli.main(["build", "crane", "--no-controller", "--no-native", "--integer-options", "--no-cross-check"]) == 0
+    assert calls == [("fmu", ("crane", "dist"), {"native": False, "enumerations": False})]
     calls.clear()
     assert cli.main(["build", "--no-controller", "--no-cross-check"]) == 0
     from fmu_mb import registry

@@ -57,8 +57,8 @@ def _md(extracted, name):
 
 # ------------------------------------------------------------------------------------------ options
 def option_combinations(md):
-    """Every combination of the model.* enumerations (Integer options whose description lists their
-    codes, Booleans), the other options at their defaults; then each remaining model.* option
+    """Every combination of the model.* enumerations (FMI Enumerations with their items, Booleans),
+    the other options at their defaults; then each remaining model.* option
     (counts, values) at both ends of its range, with the enumerations at their last code."""
     enum, ranged = {}, []
     for v in md.modelVariables:
@@ -66,14 +66,14 @@ def option_combinations(md):
             continue
         if v.type == "Boolean":
             enum[v.name] = [False, True]
-        elif v.type == "Integer" and re.search(r"\(0 = ", v.description or ""):
-            enum[v.name] = list(range(int(v.min), int(v.max) + 1))
+        elif v.type == "Enumeration":
+            enum[v.name] = [int(item.value) for item in v.declaredType.items]
         else:
             ranged.append(v)
     combos = [dict(zip(enum, c)) for c in itertools.product(*enum.values())]
     last = {k: vals[-1] for k, vals in enum.items()}
     for v in ranged:
-        cast = int if v.type == "Integer" else float
+        cast = int if v.type in ("Integer", "Enumeration") else float
         combos += [{**last, v.name: cast(v.min)}, {**last, v.name: cast(v.max)}]
     return combos, len(list(itertools.product(*enum.values())))
 
@@ -254,7 +254,7 @@ def test_out_of_range_start_values_and_parameters_are_refused_at_initialization(
         params = [v for v in params if v not in starts[4:]]       # start values: those of the first joints
         trials = []
         for v in params:
-            if v.type == "Integer":
+            if v.type in ("Integer", "Enumeration"):
                 trials += [(v, x) for x in (-2 ** 31, 2 ** 31 - 1)]
             elif v.type == "Real" and v.min is not None:
                 trials += [(v, 1e300), (v, -1e300)]

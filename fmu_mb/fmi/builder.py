@@ -199,7 +199,8 @@ def _pythonfmu_binary() -> Path:
 
 
 def _package(name: str, script_text: str, itf, description: str, stop_time: float, comm_step: float,
-             out_dir, model_file: Path | None, validate: bool, t0: float, native: Path | None) -> BuildResult:
+             out_dir, model_file: Path | None, validate: bool, t0: float, native: Path | None,
+             enumerations: bool = True) -> BuildResult:
     """pythonfmu packaging of a slave script + fmu_mb core (with the native kernels in
     ``native``, if given), then fmu_mb's XML and binary."""
     from pythonfmu import FmuBuilder
@@ -228,7 +229,8 @@ def _package(name: str, script_text: str, itf, description: str, stop_time: floa
             sys.path[:] = [p for p in sys.path if not p.startswith(str(tmp))]
         shim = compile_shim(tmp / "shim.so", name, fmu_guid(itf))
         xml = model_description(itf, description=description, version=VERSION,
-                                tool=f"fmu_mb {VERSION} (pythonfmu packaging)", stop_time=stop_time, comm_step=comm_step)
+                                tool=f"fmu_mb {VERSION} (pythonfmu packaging)", stop_time=stop_time, comm_step=comm_step,
+                                enumerations=enumerations)
         doc = interface_markdown(itf, f"{name}.fmu — interface")
         tmp_fmu = tmp / f"{name}.fmu"
         with zipfile.ZipFile(raw) as zin, zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as zout:
@@ -258,10 +260,12 @@ def native_kernels() -> tuple:
     return ensure()
 
 
-def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = True) -> BuildResult:
+def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = True,
+              enumerations: bool = True) -> BuildResult:
     """Build ``<out_dir>/<model>.fmu`` and ``<out_dir>/<model>.md`` from ``models/<model>.py`` or,
     given the path of a model file anywhere (``my_arm.py``), from that file (model ``my_arm``);
-    ``native``: carry the kernels compiled ahead of time (built on first use, see module doc)."""
+    ``native``: carry the kernels compiled ahead of time (built on first use, see module doc);
+    ``enumerations``: named options as FMI 2.0 Enumerations (False: Integers, for OSP libcosim)."""
     native_dir = native_kernels()[0] if native else None
     t0 = time.perf_counter()
     model, model_file = registry.locate(model)
@@ -285,7 +289,7 @@ def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = 
         MECHANISM_CLASS.format(model=model, digest=itf.digest())
     return _package(model, script, itf, (module.__doc__ or model).strip().splitlines()[0],
                     meta.get("stop_time", 10.0), meta.get("step_size", 1e-3), out_dir,
-                    model_file, validate, t0, native_dir)
+                    model_file, validate, t0, native_dir, enumerations)
 
 
 def build_controller_fmu(out_dir="dist", channels: int = 6, validate: bool = True) -> BuildResult:

@@ -10,7 +10,9 @@ feedthrough, so masters such as OMSimulator see no algebraic loop; a controller
 lists the inputs its outputs depend on) and the
 InitialUnknowns FMI 2.0 requires for calculated outputs; ``discrete``
 variability for Integer/Boolean outputs; ``initial`` exactly where the
-causality/variability combination allows it.
+causality/variability combination allows it; named options (the model file's Choice options and
+``solver.integrator``) as FMI 2.0 Enumerations: a SimpleType per option in TypeDefinitions whose
+Items are its values with codes 0, 1, … (set and read with fmi2Set/GetInteger, as FMI 2.0 says).
 """
 from __future__ import annotations
 
@@ -40,9 +42,16 @@ def fmu_guid(itf: Interface) -> str:
     return "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, "fmu_mb:" + itf.digest())) + "}"
 
 
+def enum_type_name(var_name: str) -> str:
+    """The SimpleType of an enumerated variable: ``model.forearm`` → ``ModelForearm``."""
+    return "".join(part[:1].upper() + part[1:] for part in var_name.replace("_", ".").split("."))
+
+
 def model_description(itf: Interface, description: str, version: str, tool: str, stop_time: float,
-                      comm_step: float, model_identifier: str | None = None) -> bytes:
-    """The modelDescription.xml document (UTF-8 bytes)."""
+                      comm_step: float, model_identifier: str | None = None, enumerations: bool = True) -> bytes:
+    """The modelDescription.xml document (UTF-8 bytes). ``enumerations=False`` declares the named
+    options as plain Integers (their codes listed in the description) for importers without FMI
+    2.0 Enumeration support: OSP libcosim ignores Enumeration variables (libcosim issue #246)."""
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     root = etree.Element("fmiModelDescription", fmiVersion="2.0", modelName=itf.model,
                          guid=fmu_guid(itf),
@@ -64,6 +73,17 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
             etree.SubElement(u, "BaseUnit", **{k: str(e) for k, e in base.items()})
             for dname, factor in displays.items():
                 etree.SubElement(u, "DisplayUnit", name=dname, factor=_num(factor))
+    enums = {v.name: enum_type_name(v.name) for v in itf.vars if v.items and enumerations}
+    if enums:
+        types = etree.SubElement(root, "TypeDefinitions")
+        for v in itf.vars:
+            if v.name in enums:
+                e = etree.SubElement(etree.SubElement(types, "SimpleType", name=enums[v.name]), "Enumeration")
+                for code, (item, text) in enumerate(v.items):
+                    attrs = {"name": item, "value": str(code)}
+                    if text:
+                        attrs["description"] = text
+                    etree.SubElement(e, "Item", **attrs)
     cats = etree.SubElement(root, "LogCategories")
     for name, text in LOG_CATEGORIES.items():
         etree.SubElement(cats, "Category", name=name, description=text)
@@ -75,7 +95,7 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
         if v.initial is not None:
             attrs["initial"] = v.initial
         sv = etree.SubElement(mv, "ScalarVariable", **attrs)
-        t = {}
+        t = {"declaredType": enums[v.name]} if v.name in enums else {}
         if v.type == "Real":
             if v.unit:
                 t["unit"] = v.unit
@@ -91,7 +111,7 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
                 t["start"] = str(int(v.start))
             else:
                 t["start"] = "true" if v.start else "false"
-        etree.SubElement(sv, v.type, **t)
+        etree.SubElement(sv, "Enumeration" if v.name in enums else v.type, **t)
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [vr for vr, v in enumerate(itf.vars) if v.causality == "output"]
     if outputs:
@@ -118,6 +138,9 @@ def interface_markdown(itf: Interface, title: str) -> str:
     for vr, v in enumerate(itf.vars):
         start = "" if v.start is None else (f"{v.start:g}" if isinstance(v.start, float) else str(v.start))
         rng = "" if v.min is None else f"[{v.min:g}, {v.max:g}]"
-        lines.append(f"| {vr} | `{v.name}` | {v.causality} | {v.variability} | {v.type} | {v.unit or ''} | {start} | "
+        kind = "Enumeration" if v.items else v.type
+        if v.items:
+            rng = ", ".join(f"{code} = {item}" for code, (item, _) in enumerate(v.items))
+        lines.append(f"| {vr} | `{v.name}` | {v.causality} | {v.variability} | {kind} | {v.unit or ''} | {start} | "
                      f"{rng} | {v.description.replace('|', '/')} |")
     return "\n".join(lines) + "\n"

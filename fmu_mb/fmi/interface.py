@@ -72,6 +72,9 @@ class Var:
     min: float | None = None
     max: float | None = None
     depends: tuple = ()            # names of the inputs an output depends on directly (feedthrough)
+    #: an Integer variable whose values are named: ((name, description), ...) for codes 0, 1, ...
+    #: (an FMI 2.0 Enumeration in the modelDescription, set and read with fmi2Set/GetInteger)
+    items: tuple = ()
 
     @property
     def initial(self) -> str | None:
@@ -122,7 +125,8 @@ class Interface:
         try:
             data = json.loads(text)
             ok = data.get("format") == 1 and data.get("sha256") == _sha256(data["vars"])
-            itf = cls(data["model"], [Var(**{**v, "source": tuple(v["source"]), "depends": tuple(v["depends"])})
+            itf = cls(data["model"], [Var(**{**v, "source": tuple(v["source"]), "depends": tuple(v["depends"]),
+                                             "items": tuple(tuple(i) for i in v.get("items", ()))})
                                       for v in data["vars"]])
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not an fmu_mb interface table ({exc})") from None
@@ -134,7 +138,8 @@ class Interface:
         """Hash of names, types and causalities: identifies the interface in saved states."""
         h = hashlib.sha256(self.model.encode())
         for v in self.vars:
-            h.update(f"{v.name}|{v.type}|{v.causality}\n".encode())
+            items = ",".join(name for name, _ in v.items)
+            h.update(f"{v.name}|{v.type}|{v.causality}|{items}\n".encode())
         return h.hexdigest()
 
 
@@ -263,7 +268,8 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
         if isinstance(o, opt.Choice):
             itf.add(Var(f"model.{name}", "Integer", "parameter", "fixed",
                         f"{o.description} (" + ", ".join(f"{i} = {v}" for i, v in enumerate(o.values)) + ")",
-                        ("option", name), start=o.values.index(o.default), min=0, max=len(o.values) - 1))
+                        ("option", name), start=o.values.index(o.default), min=0, max=len(o.values) - 1,
+                        items=tuple((str(v), "") for v in o.values)))
         elif isinstance(o, opt.Flag):
             itf.add(Var(f"model.{name}", "Boolean", "parameter", "fixed", o.description, ("option", name),
                         start=bool(o.default)))
@@ -282,7 +288,8 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     itf.add(Var("solver.integrator", "Integer", "parameter", "fixed",
                 "integration scheme: " + "; ".join(f"{i} = {name} ({meth.description})" for i, (name, meth)
                                                    in enumerate(METHODS.items())),
-                ("solver", "integrator"), start=list(METHODS).index(method), min=0, max=len(METHODS) - 1))
+                ("solver", "integrator"), start=list(METHODS).index(method), min=0, max=len(METHODS) - 1,
+                items=tuple((name, meth.description) for name, meth in METHODS.items())))
     itf.add(Var("solver.max_steps_per_call", "Integer", "parameter", "fixed",
                 "largest number of internal steps one fmi2DoStep may take; longer communication steps are "
                 "refused with fmi2Error instead of blocking the host", ("solver", "max_steps_per_call"),

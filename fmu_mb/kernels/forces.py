@@ -50,6 +50,16 @@ def _point_power(vl, w, b, px, py, pz, fx, fy, fz):
 
 
 @njit(cache=True, error_model="numpy")
+def stop_penetration(m, q, k):
+    """How far coordinate k is beyond its joint stop (q − upper > 0 or q − lower < 0), else 0."""
+    if q[k] > m.dof_hi[k]:
+        return q[k] - m.dof_hi[k]
+    if q[k] < m.dof_lo[k]:
+        return q[k] - m.dof_lo[k]
+    return 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def passive_forces(m, d, q, v):
     """Fill d.tau_pas, d.extM/extF (supports and body-force inputs, d.bf_power their power);
     return the power dissipated by the dampers (W).
@@ -64,6 +74,11 @@ def passive_forces(m, d, q, v):
         c = dof_c[k]
         tau_pas[k] = -dof_k[k] * (q[k] - dof_qrest[k]) - c * v[k]
         P += c * v[k] * v[k]
+        e = stop_penetration(m, q, k)
+        if e != 0.0:                               # beyond a joint stop: penalty spring-damper
+            cs = m.dof_stop_c[k]
+            tau_pas[k] -= m.dof_stop_k[k] * e + cs * v[k]
+            P += cs * v[k] * v[k]
     b = base_dof[0]
     if b >= 0:
         for r in range(6):
@@ -134,6 +149,8 @@ def elastic_energy(m, d, q):
     for k in range(nv):
         e = q[k] - dof_qrest[k]
         E += 0.5 * dof_k[k] * e * e
+        e = stop_penetration(m, q, k)
+        E += 0.5 * m.dof_stop_k[k] * e * e
     b = base_dof[0]
     if b >= 0:
         for r in range(6):

@@ -55,6 +55,7 @@ from .constrained import constrained_derivative
 from .constraints import add_wrench_row, joint_axes
 from .crba import crba
 from .dynamics import _solve_small, loop_jacobian, state_derivative
+from .forces import stop_penetration
 from .friction import law_slopes
 from .integrators import ALL_GROUPS, finite
 from .kinematics import point_position
@@ -166,6 +167,11 @@ def stage_matrix(m, d, x, gh):
     for k in range(nv):                            # joint springs and dampers (RFEM sdes)
         K[k, k] += m.dof_k[k]
         W[k, k] += gh * m.dof_c[k]
+        if m.dof_stop_k[k] > 0.0:                  # a joint stop engaged now or reached within the step
+            reach = x[k] + 4.0 * gh * v[k]         # (4γh ≥ 1.17h: its stiffness and damping in the
+            if stop_penetration(m, x, k) != 0.0 or reach > m.dof_hi[k] or reach < m.dof_lo[k]:
+                K[k, k] += m.dof_stop_k[k]         # W-method Jacobian before the stage that enters it)
+                W[k, k] += gh * m.dof_stop_c[k]
     b = m.base_dof[0]
     if b >= 0:                                     # linearized base supports (paper 001 eq. 4)
         for i in range(6):

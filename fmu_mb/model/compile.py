@@ -332,6 +332,12 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
            attach(f.reaction_link, f.reaction_point) if f.reaction_link else (-1, np.zeros(3)))
           for f in mech.forces]
 
+    stop = np.zeros((4, nv))
+    stop[0], stop[1] = -np.inf, np.inf
+    for ji, j in zip(joints, (mech.joint(ji.name) for ji in joints)):
+        if j.stops is not None:
+            for row, value in enumerate(j.stops):
+                stop[row, ji.dofadr:ji.dofadr + ji.ndof] = np.broadcast_to(np.asarray(value, float), (ji.ndof,))
     i64 = lambda a: np.asarray(a, np.int64).reshape(-1)
     model = Model(
         nbody=nb, nv=nv, nz=nz, nx=2 * nv + nz + 3, nc=con["nc"],
@@ -342,6 +348,7 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         dof_body=i64([b.dof.index(d) for d in range(nv)]),
         dof_k=np.array(b.dof_k, float).reshape(nv), dof_c=np.array(b.dof_c, float).reshape(nv),
         dof_qrest=np.array(b.dof_qrest, float).reshape(nv),
+        dof_lo=stop[0].copy(), dof_hi=stop[1].copy(), dof_stop_k=stop[2].copy(), dof_stop_c=stop[3].copy(),
         base_dof=i64([base_dof]), base_K=base_K, base_D=base_D,
         lsup_U=np.array(lsup_U, float).reshape(-1, 3, 6), lsup_k=np.array(lsup_k, float).reshape(-1, 3),
         lsup_d=np.array(lsup_d, float).reshape(-1, 3),

@@ -170,6 +170,9 @@ class Joint:
     prismatic joints only).
     spring: optional (stiffness, damping, rest) per coordinate: a joint-space
     spring-damper, N·m/rad or N/m.
+    stops: optional (lower, upper, stiffness, damping) per coordinate: joint limits
+    (rad or m; ±inf for none) enforced by a penalty spring-damper that acts only
+    beyond them, τ = −k·(q − limit) − c·q̇ (N·m/rad or N/m, N·m·s/rad or N·s/m).
     """
     name: str
     kind: str
@@ -184,6 +187,7 @@ class Joint:
     actuated: bool = False
     friction: Friction | None = None
     spring: tuple | None = None
+    stops: tuple | None = None
 
     @property
     def ndof(self) -> int:
@@ -230,6 +234,16 @@ class Joint:
                 raise ValueError(f"{owner}: spring stiffness and damping must be finite and >= 0")
             if np.any(~np.isfinite(r)):
                 raise ValueError(f"{owner}: spring rest position must be finite")
+        if self.stops is not None:
+            if len(self.stops) != 4 or n == 0:
+                raise ValueError(f"{owner}: stops must be (lower, upper, stiffness, damping) on a joint with "
+                                 "coordinates")
+            lo, hi, k, c = (np.broadcast_to(np.asarray(x, float), (n,)) for x in self.stops)
+            if np.any(np.isnan(lo)) or np.any(np.isnan(hi)) or np.any(lo >= hi):
+                raise ValueError(f"{owner}: stops need lower < upper (got {lo}, {hi})")
+            if np.any(~np.isfinite(k)) or np.any(k <= 0) or np.any(~np.isfinite(c)) or np.any(c < 0):
+                raise ValueError(f"{owner}: stop stiffness must be finite and > 0, damping finite and >= 0 "
+                                 f"(got {k}, {c})")
 
     def placement_rotation(self) -> np.ndarray:
         return np.eye(3) if self.rotation is None else np.asarray(self.rotation, float)
