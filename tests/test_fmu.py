@@ -646,3 +646,21 @@ def test_initialization_leaves_the_hosts_garbage_collector_as_it_was(fmus, host_
         bad.close()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_sweep_instances_set_enumerations_by_item_name(fmus):
+    """A study may name an option's item (model.friction = "stribeck"): the sweep's FMU instance
+    sets its code; an unknown item is refused naming the items."""
+    from fmpy import extract
+
+    from fmu_mb.sweep.worker import _Instance
+    inst = _Instance(extract(str(fmus["five_axis"].path)))
+    try:
+        inst.fmu.setupExperiment(startTime=0.0)
+        inst.fmu.enterInitializationMode()
+        inst.set("model.friction", "stribeck")
+        assert inst.fmu.getInteger([inst.var["model.friction"].valueReference]) == [2]
+        with pytest.raises(ValueError, match="not one of none, coulomb_viscous, stribeck"):
+            inst.set("model.friction", "dry")
+    finally:
+        inst.free()

@@ -100,6 +100,11 @@ class _Instance:
         if v.type == "Real":
             self.fmu.setReal([v.valueReference], [float(value)])
         elif v.type in ("Integer", "Enumeration"):
+            if isinstance(value, str) and v.type == "Enumeration":     # an item's name ("stribeck")
+                codes = {item.name: int(item.value) for item in v.declaredType.items}
+                if value not in codes:
+                    raise ValueError(f"{name} = {value!r}: not one of {', '.join(codes)}")
+                value = codes[value]
             self.fmu.setInteger([v.valueReference], [int(value)])
         elif v.type == "Boolean":
             self.fmu.setBoolean([v.valueReference], [bool(value)])
