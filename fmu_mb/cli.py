@@ -661,7 +661,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--support-points", action="append", metavar="X,Y,Z",
                    help="URDF files, --base sprung: a support point in the root-link frame, m (repeatable; default "
                         "the corners of a 0.4 m square at z = 0)")
-    b.add_argument("--model", action="append", metavar="MODEL", help="the same, as an option (repeatable)")
+    b.add_argument("--model", "--model-file", action="append", dest="model", metavar="MODEL",
+                   help="the same, as an option (repeatable)")
     b.add_argument("--out", default="dist", help="output directory (default: dist)")
     b.add_argument("--no-controller", action="store_true", help="do not build the PD controller FMU")
     b.add_argument("--no-native", action="store_true",

@@ -158,7 +158,7 @@ def test_build_help_and_build_fmus_py():
 
 def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     """``build`` does what build_fmus.py did: the models named (positional or --model, default
-    all), --out, --no-controller, --no-native, --integer-options."""
+    all), --model-file, --out, --no-controller, --no-native, --integer-options."""
     from fmu_mb.fmi import builder
     calls = []
 
@@ -179,6 +179,10 @@ def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     calls.clear()
     assert cli.main(["build", "crane", "--no-controller", "--no-native", "--integer-options", "--no-cross-check"]) == 0
     assert calls == [("fmu", ("crane", "dist"), {"native": False, "enumerations": False})]
+    calls.clear()
+    arm = str(ROOT / "examples" / "two_link_arm.py")
+    assert cli.main(["build", "--model-file", arm, "--no-controller", "--no-native", "--no-cross-check"]) == 0
+    assert calls == [("fmu", (arm, "dist"), {"native": False, "enumerations": True})]
     calls.clear()
     assert cli.main(["build", "--no-controller", "--no-cross-check"]) == 0
     from fmu_mb import registry
