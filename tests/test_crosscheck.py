@@ -171,7 +171,7 @@ def test_build_cross_check_option(fmus, monkeypatch, tmp_path, capsys):
     session's, handed out by a stand-in builder), one line each; without it they go to
     OUT/cross-check; --no-cross-check with a DIR and a file as DIR are refused."""
     from fmu_mb.fmi import builder
-    monkeypatch.setattr(builder, "build_fmu", lambda name, out, native=True: fmus[name])
+    monkeypatch.setattr(builder, "build_fmu", lambda name, out, native=True, enumerations=True: fmus[name])
     monkeypatch.setattr(builder, "build_controller_fmu", lambda out: fmus["pd_controller"])
     monkeypatch.setattr(builder, "native_kernels", lambda: (tmp_path, 0.0))
     assert cli.main(["build", "three_loop", "--out", str(tmp_path), "--cross-check", str(tmp_path / "xc")]) == 0
