@@ -25,6 +25,9 @@ from ..model.robot import (
     JOINT_TYPES,
     LIMITS,
     MATERIALS,
+    SUPPORT_DAMPING,
+    SUPPORT_POINTS,
+    SUPPORT_STIFFNESS,
     FlexibleLink,
     RobotJoint,
     RobotLink,
@@ -228,20 +231,17 @@ def build(friction: str = "urdf", limits: str = "stops", links: str = "flexible"
                        support_damping=SUPPORTS["damping"], description={title!r})
 '''
 
-#: default support layout of base="sprung" (fmu_mb.model.robot.build_robot)
-SUPPORT_POINTS = [(sx, sy, 0.0) for sx in (-0.2, 0.2) for sy in (-0.2, 0.2)]
-
 
 def model_source(path, base: str = "fixed", name: str | None = None, gravity=(0.0, 0.0, -9.81), passive=(),
-                 flexible=(), support_stiffness=(1e6, 1e6, 1e6), support_damping=(1e3, 1e3, 1e3),
+                 flexible=(), support_stiffness=SUPPORT_STIFFNESS, support_damping=SUPPORT_DAMPING,
                  support_points=None) -> tuple[str, str, list]:
     """(model name, source of a model file, import warnings) for the URDF at ``path``; the robot is
     built once here, so a file is only written for a robot that builds (UrdfError otherwise)."""
     from ..model.robot import build_robot
     if base not in BASES:
         raise UrdfError(f"base must be one of {', '.join(BASES)} (got {base!r})")
-    if base != "sprung" and (support_points is not None or tuple(support_stiffness) != (1e6, 1e6, 1e6)
-                             or tuple(support_damping) != (1e3, 1e3, 1e3)):
+    if base != "sprung" and (support_points is not None or tuple(support_stiffness) != SUPPORT_STIFFNESS
+                             or tuple(support_damping) != SUPPORT_DAMPING):
         raise UrdfError("the support options apply to --base sprung")
     data = read(path)
     name = identifier(name or data["name"])

@@ -51,6 +51,10 @@ from .friction import CoulombViscous, FixedLoad, Friction, Journal, LuGre
 #: URDF joint types and the fmu_mb joint kind each becomes
 JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
 BASES = ("fixed", "free", "sprung")
+#: base="sprung" without support points: the corners of a 0.4 m square at z = 0 of the root frame, m
+SUPPORT_POINTS = [(sx, sy, 0.0) for sx in (-0.2, 0.2) for sy in (-0.2, 0.2)]
+#: ... and their stiffness, N/m, and damping, N·s/m, along the world axes, per support
+SUPPORT_STIFFNESS, SUPPORT_DAMPING = (1e6, 1e6, 1e6), (1e3, 1e3, 1e3)
 LIMITS = ("stops", "none")
 #: travel beyond a joint limit at which the stop pushes back with the joint's effort limit: rad, m
 STOP_TRAVEL = {"revolute": 1e-2, "prismatic": 1e-3}
@@ -163,9 +167,7 @@ def _moved_inertia(j: RobotJoint, kind: str, by_name: dict, children: dict) -> f
     """Inertia (kg·m²) or mass (kg) that joint j moves: its subtree at the start pose, about its
     axis through its origin (revolute) or in total (prismatic)."""
     if kind == "prismatic":
-        def mass(link):
-            return by_name[link].mass + sum(mass(c.child) for c in children.get(link, []))
-        return mass(j.child)
+        return _subtree_mass(j.child, by_name, children)
     a = np.asarray(j.axis, float) / np.linalg.norm(j.axis)
     total = 0.0
 
@@ -218,16 +220,15 @@ def _friction(j: RobotJoint, law: str):
                     Journal(LUGRE_JOURNAL_D))
 
 
-def _check_masses(name: str, links: dict, joints: list[RobotJoint], root: str) -> None:
-    """Refuse a moving joint that carries no mass at all (its row of M would be zero)."""
-    children: dict[str, list[RobotJoint]] = {}
-    for j in joints:
-        children.setdefault(j.parent, []).append(j)
+def _subtree_mass(link: str, by_name: dict, children: dict) -> float:
+    """Mass (kg) of ``link`` and every link below it."""
+    return by_name[link].mass + sum(_subtree_mass(j.child, by_name, children) for j in children.get(link, []))
 
-    def subtree_mass(link: str) -> float:
-        return links[link].mass + sum(subtree_mass(j.child) for j in children.get(link, []))
+
+def _check_masses(name: str, by_name: dict, joints: list[RobotJoint], children: dict) -> None:
+    """Refuse a moving joint that carries no mass at all (its row of M would be zero)."""
     for j in joints:
-        if j.type != "fixed" and subtree_mass(j.child) <= 0.0:
+        if j.type != "fixed" and _subtree_mass(j.child, by_name, children) <= 0.0:
             raise ValueError(f"robot '{name}': joint '{j.name}' moves link '{j.child}' and everything below it, "
                              "which have no mass: its equation of motion is singular (give a link an <inertial> "
                              "or make the joint fixed)")
@@ -243,7 +244,7 @@ def _beam_frame(d: np.ndarray) -> np.ndarray:
     return np.column_stack([e, y, np.cross(e, y)])
 
 
-def _flexible_beams(name: str, by_name: dict, joints: list, flexible) -> tuple[dict, dict]:
+def _flexible_beams(name: str, by_name: dict, joints: list, children: dict, flexible) -> tuple[dict, dict]:
     """({link: (Beam, R_a)}, {joint: (origin, rotation, axis)} re-expressed in the beam frames)."""
     beams, placed = {}, {}
     for f in flexible:
@@ -254,7 +255,7 @@ def _flexible_beams(name: str, by_name: dict, joints: list, flexible) -> tuple[d
         carrier = [j for j in joints if j.child == f.link]
         if not carrier:
             raise ValueError(f"{owner}: the root link cannot be flexible (it has no joint to hang a beam from)")
-        below = [j for j in joints if j.parent == f.link]
+        below = children.get(f.link, [])
         if f.end is not None:
             below_end = [j for j in below if j.name == f.end]
             if not below_end:
@@ -294,7 +295,7 @@ def _flexible_beams(name: str, by_name: dict, joints: list, flexible) -> tuple[d
 
 
 def build_robot(name: str, links, joints, root: str, base: str = "fixed", friction: str = "urdf",
-                gravity=(0.0, 0.0, -9.81), support_stiffness=(1e6, 1e6, 1e6), support_damping=(1e3, 1e3, 1e3),
+                gravity=(0.0, 0.0, -9.81), support_stiffness=SUPPORT_STIFFNESS, support_damping=SUPPORT_DAMPING,
                 support_points=None, passive=(), flexible=(), limits: str = "stops",
                 description: str = "") -> Mechanism:
     """The Mechanism of a robot (links: RobotLink, joints: RobotJoint, root: the root link's name).
@@ -324,11 +325,14 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
             if getattr(j, end) not in by_name:
                 raise ValueError(f"robot '{name}': joint '{j.name}' names {end} link {getattr(j, end)!r}, "
                                  "which is not among the links")
-    _check_masses(name, by_name, joints, root)
+    children: dict[str, list[RobotJoint]] = {}
+    for j in joints:
+        children.setdefault(j.parent, []).append(j)
+    _check_masses(name, by_name, joints, children)
     unknown = sorted(set(passive) - {j.name for j in joints if j.type != "fixed"})
     if unknown:
         raise ValueError(f"robot '{name}': passive joints {unknown} are not moving joints of the robot")
-    beams, placed = _flexible_beams(name, by_name, joints, flexible)
+    beams, placed = _flexible_beams(name, by_name, joints, children, flexible)
     mech = Mechanism(name, gravity=tuple(gravity), description=description or f"robot {name}")
     rl = by_name[root]
     if base == "fixed":
@@ -337,13 +341,8 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
         mech.add(Body(rl.name, rl.mass, rl.com, rl.inertia), Joint("floating_base", "free", GROUND, root,
                                                                    actuated=False))
     if base == "sprung":
-        pts = support_points if support_points is not None else \
-            [(sx, sy, 0.0) for sx in (-0.2, 0.2) for sy in (-0.2, 0.2)]
-        for p in pts:
+        for p in SUPPORT_POINTS if support_points is None else support_points:
             mech.supports.append(Support(root, tuple(p), tuple(support_stiffness), tuple(support_damping)))
-    children: dict[str, list[RobotJoint]] = {}
-    for j in joints:
-        children.setdefault(j.parent, []).append(j)
 
     def add_below(link: str) -> None:               # depth first, in the file's order
         for j in children.get(link, []):
