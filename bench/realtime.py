@@ -99,7 +99,7 @@ def step_times(md, unzipped: str, params: dict, seconds: float, comm: float = 0.
                collect: bool = True) -> np.ndarray:
     """Wall time (s) of every doStep + getReal of all Real outputs over ``seconds``, the first
     one included, of the FMU ``md`` (FMPy's model description) extracted in ``unzipped``, with
-    ``params`` ({name: value}, Integer or Real parameters) set before initialization; Python's
+    ``params`` ({name: value}, Integer, Enumeration (by code) or Real parameters) set before initialization; Python's
     garbage collector disabled while stepping unless ``collect``."""
     from fmpy.fmi2 import FMU2Slave
     var = {v.name: v for v in md.modelVariables}
@@ -109,7 +109,7 @@ def step_times(md, unzipped: str, params: dict, seconds: float, comm: float = 0.
     s.instantiate()
     for name, value in params.items():
         v = var[name]
-        (s.setInteger if v.type == "Integer" else s.setReal)([v.valueReference], [value])
+        (s.setInteger if v.type in ("Integer", "Enumeration") else s.setReal)([v.valueReference], [value])
     s.setupExperiment(startTime=0.0)
     s.enterInitializationMode()
     s.exitInitializationMode()

@@ -269,6 +269,7 @@ class Simulator:
             self.assemble(groups)
             self.anchor()
         self.data.fric_fail[0] = 0
+        self.data.lin_redo[0] = 0
 
     def reset(self) -> None:
         """Back to the initial state of the description, t = 0, inputs zero."""
@@ -579,3 +580,9 @@ class Simulator:
     def friction_failures(self) -> int:
         """Solves that hit the iteration cap since :meth:`initialize` (or the instance's creation)."""
         return int(self.data.fric_fail[0])
+
+    @property
+    def redone_steps(self) -> int:
+        """Low-damping ROS2 steps redone with the damped γ since :meth:`initialize`
+        (kernels.linearly_implicit._guarded_steps): each cost a second step."""
+        return int(self.data.lin_redo[0])

@@ -258,19 +258,27 @@ def test_eliminating_a_needed_row_is_refused():
 
 
 def test_projection_keeps_the_loop_and_the_energy():
+    """The parallelogram (cut1 only) swings over the top: its cranks pass the change points
+    c0 = −π (t ≈ 1.15 s) and 0 (t ≈ 1.95 s), where they are collinear with the ground line, C loses
+    rank and the rigid model's motion is not unique (it may switch to the anti-parallelogram
+    branch). The loop must hold through them; the energy is checked up to the first one (measured
+    drift 1e-10 J), since across them it jumps by whatever the rounding picks: 5e-9 to 4e-3 J over
+    5 s, depending on the formulation and on how the saddle system is factored."""
     mech = redundant_loop()
     mech.constraints = mech.constraints[:1]
     mech.solver = ConstraintSolver(projection=True)
     sim = Simulator(compile_mechanism(mech), 1e-3)
     e0 = sim.energies()["balance"]
     worst = 0.0
-    for _ in range(50):
+    for k in range(50):
         sim.step(0.1)
         sim.evaluate()
         worst = max(worst, sim.violation("cut1"))
+        if k == 10:
+            assert sim.q[0] < -3.2                        # (before the change point at c0 = −π)
+            e = sim.energies()
+            assert abs(e["balance"] - e0) <= 1e-9 * abs(e["kinetic"] + 1.0)
     assert worst <= 1e-12
-    e = sim.energies()
-    assert abs(e["balance"] - e0) <= 1e-7 * abs(e["kinetic"] + 1.0)
 
 
 def test_constraint_validation_messages():

@@ -99,7 +99,7 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
     fdofs, group = m.fric_dofs, m.con_group
     qdd, tau_fric, tau_pas, tau = d.qdd, d.tau_fric, d.tau_pas, d.tau
     bias, f, lam, C, lreq = d.bias, d.fvec, d.lam, d.con_C, d.lam_req
-    tf, iters, resid, dq, dl = d.fric_tf, d.fric_iters, d.fric_resid, d.v2, d.l2
+    tf, iters, resid, dq, dl, sq, sl = d.fric_tf, d.fric_iters, d.fric_resid, d.v2, d.l2, d.fric_dqdd, d.fric_dlam
     q = x[0:nv]
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
@@ -133,11 +133,18 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
             constraint_wrenches(m, d, dl)
             rnea_constrained(m, d, dq, False)
             record_friction_wrenches(m, d, j, False)
+            for k in range(nv):
+                sq[j, k] = dq[k]
+            for k in range(nc):
+                sl[j, k] = dl[k]
         _newton(m, d)
-        for k in range(nf):
-            tau_fric[fdofs[k]] = tf[k]
-            f[fdofs[k]] -= tf[k]
-        solve(m, d, f, True, qdd, lam)
+        for j in range(nf):                       # q̈ and λ are affine in τ_f: superpose the increments
+            tau_fric[fdofs[j]] = tf[j]
+            f[fdofs[j]] -= tf[j]
+            for k in range(nv):
+                qdd[k] += tf[j] * sq[j, k]
+            for k in range(nc):
+                lam[k] += tf[j] * sl[j, k]
     constraint_wrenches(m, d, lam)
     rnea_constrained(m, d, qdd, True)
     for j in range(nv):

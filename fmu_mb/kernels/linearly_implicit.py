@@ -22,7 +22,8 @@ W-method it keeps order 2 for *any* matrix J: J need only hold the stiff part of
 stability, so it is built from analytic Jacobians of the stiff forces and nothing else. Cost
 per step: two evaluations of the full pipeline (friction ↔ reaction loop and constrained
 solve included), one mass matrix, one LU factorisation of an (nv + r)-square matrix and two
-solves: fixed, no iteration. The time is treated as a state with a zero column in J (which the
+solves: fixed, no iteration (twice that on a low-damping step redone with the damped γ, see
+:func:`_guarded_steps`). The time is treated as a state with a zero column in J (which the
 W property allows), hence f at t + h in the second stage.
 
 J (state x = [q, q̇, z, energies], f = [q̇, q̈, ż, powers]). With M q̈ = Q(q, q̇, z) + Cᵀλ and
@@ -50,11 +51,11 @@ import math
 
 from numba import njit
 
-from ..codes import RowKind, SolverOption
+from ..codes import ROS2_GAMMA_DAMPED, RowKind, SolverOption
 from .constrained import constrained_derivative
 from .constraints import add_wrench_row, joint_axes
 from .crba import crba
-from .dynamics import _solve_small, loop_jacobian, state_derivative
+from .dynamics import loop_jacobian, state_derivative
 from .forces import stop_penetration
 from .friction import law_slopes
 from .integrators import ALL_GROUPS, finite
@@ -114,13 +115,13 @@ def _friction_terms(m, d, v, z, gh):
     fdofs, code, zidx, par, load = m.fric_dofs, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par, d.fric_load
     col, G, W, cz, zz, zv = d.fric_dt, d.lin_G, d.lin_W, d.lin_cz, d.lin_zz, d.lin_zv
     nf = fdofs.shape[0]
-    for j in range(nf):                            # G, column by column (nf is a handful; the solve
-        loop_jacobian(m, d)                        # overwrites the Jacobian, so it is rebuilt)
+    loop_jacobian(m, d)                            # G column by column from one LU (its pivots in
+    regular = lu_factor(d.fric_J, nf, d.lin_piv) > 0.0   # lin_piv, factored again below)
+    for j in range(nf):
         for k in range(nf):
             col[k] = 1.0 if k == j else 0.0
-        if not _solve_small(d.fric_J, col, nf):    # a self-locking loop: leave its factor out
-            for k in range(nf):
-                col[k] = 1.0 if k == j else 0.0
+        if regular:                                # (a self-locking loop: its factor left out)
+            lu_solve(d.fric_J, nf, d.lin_piv, col)
         for k in range(nf):
             G[k, j] = col[k]
     h = gh / d.solver_opt[SolverOption.ROS2_GAMMA]
@@ -293,21 +294,69 @@ def ros2_step_constrained(m, d, x, t, tau_drive, h):
 
 
 @njit(cache=True, error_model="numpy")
-def ros2_steps_tree(m, d, x, t, tau_drive, h, nsteps):
-    """``nsteps`` ROS2 steps of size h from time t; False at the first non-finite state (as
-    integrators.rk4_steps_tree)."""
+def bristles_bounded(m, x):
+    """Every LuGre/Dahl bristle state of x within 1.5 times the bound of its law's invariant set
+    |z| ≤ μ_s/σ0 (Canudas de Wit et al. 1995, property 1; Dahl's |z| ≤ μ/σ0): an exact solution
+    that starts inside stays inside, so a state beyond it is an integration artefact."""
+    nv, fd, zidx, par = m.nv, m.fric_dofs, m.dof_fric_z, m.dof_fric_par
+    for t in range(fd.shape[0]):
+        k = fd[t]
+        zi = zidx[k]
+        if zi >= 0 and not abs(x[2 * nv + zi]) <= 1.5 * par[k, 2] / par[k, 4]:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _one_step(m, d, x, t, tau_drive, h, constrained):
+    if constrained:
+        ros2_step_constrained(m, d, x, t, tau_drive, h)
+    else:
+        ros2_step_tree(m, d, x, t, tau_drive, h)
+
+
+@njit(cache=True, error_model="numpy")
+def _guarded_steps(m, d, x, t, tau_drive, h, nsteps, constrained):
+    """``nsteps`` ROS2 steps; False at the first non-finite state.
+
+    With the low-damping γ = 1 − 1/√2 a step whose result leaves a bristle outside its invariant
+    set (:func:`bristles_bounded`) or is not finite is redone once from its start with Verwer's
+    γ = 1 + 1/√2, whose intermediate stage does not overshoot (module docstring), and counted in
+    d.lin_redo. Why: released from a held start with zero drives, the manipulator's flexible link
+    (L_fl, LuGre) hits its hubs of ~2e-5 kg·m² with their whole spring preload; the small γ's
+    stage put the journal bristles at 8 times their bound on the first 0.5 ms step and the run
+    diverged within 3 ms, while the damped γ runs it. The cost of a step is therefore two pipeline
+    evaluations and one factorisation, four and two on a redone step: bounded, declared, no loop."""
+    opt, x0 = d.solver_opt, d.lin_x0
+    g = opt[SolverOption.ROS2_GAMMA]
+    guard = g < 1.0
     for s in range(nsteps):
-        ros2_step_tree(m, d, x, t + s * h, tau_drive, h)
+        fails = d.fric_fail[0]
+        if guard:
+            for i in range(x.shape[0]):
+                x0[i] = x[i]
+        _one_step(m, d, x, t + s * h, tau_drive, h, constrained)
+        if guard and not (finite(x) and bristles_bounded(m, x)):
+            for i in range(x.shape[0]):
+                x[i] = x0[i]
+            d.fric_fail[0] = fails                  # the discarded step's friction solves do not count
+            opt[SolverOption.ROS2_GAMMA] = ROS2_GAMMA_DAMPED
+            _one_step(m, d, x, t + s * h, tau_drive, h, constrained)
+            opt[SolverOption.ROS2_GAMMA] = g
+            d.lin_redo[0] += 1
         if not finite(x):
             return False
     return True
 
 
 @njit(cache=True, error_model="numpy")
+def ros2_steps_tree(m, d, x, t, tau_drive, h, nsteps):
+    """``nsteps`` ROS2 steps of size h from time t; False at the first non-finite state (as
+    integrators.rk4_steps_tree)."""
+    return _guarded_steps(m, d, x, t, tau_drive, h, nsteps, False)
+
+
+@njit(cache=True, error_model="numpy")
 def ros2_steps_constrained(m, d, x, t, tau_drive, h, nsteps):
     """The same for a constrained mechanism."""
-    for s in range(nsteps):
-        ros2_step_constrained(m, d, x, t + s * h, tau_drive, h)
-        if not finite(x):
-            return False
-    return True
+    return _guarded_steps(m, d, x, t, tau_drive, h, nsteps, True)

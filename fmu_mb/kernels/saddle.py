@@ -1,8 +1,10 @@
 """The constrained equations M q̈ = Q − b + Cᵀλ, C q̈ = γ at a partition: factor and solve.
 
 * **GPME** (paper 000 eqs. 25–26, 33, 37; paper 001 eqs. 16, 20): [Dᵀ M; C_I] q̈ = [Dᵀ(Q − b); γ],
-  D = ∂q̇/∂q̇_i = [1; −C_d⁻¹C_i], one square system factored by LU with partial pivoting; the
-  multipliers from the dependent rows, C_dᵀλ = (M q̈ − Q + b)_d.
+  D = ∂q̇/∂q̇_i = [1; −C_d⁻¹C_i]. The constraint rows give q̈ = D q̈_i + g (g_d = C_d⁻¹γ, g_i = 0,
+  eq. 25 differentiated), so the system is solved as Dᵀ M D q̈_i = Dᵀ(Q − b − M g): symmetric
+  positive definite of order nv − r, factored by Cholesky (half the work of an LU of the square
+  order-nv form, same solution); the multipliers from the dependent rows, C_dᵀλ = (M q̈ − Q + b)_d.
 * **Lagrange** (paper 003 eq. 61, paper 004 eq. 11): Cholesky factors of M and of C M⁻¹ Cᵀ.
 
 Redundant rows (paper 004): the canonical multipliers are the minimum-norm λ (λ − N Nᵀ λ, N an
@@ -24,7 +26,7 @@ def factor(m, d):
     partition). Returns the dependent block's pivot ratio (0: singular)."""
     nc, nv = m.nc, m.nv
     C, M, rows, cols, r = d.con_C, d.M, d.cp_rows, d.cp_cols, d.cp_rank[0]
-    Cd, cpiv, L, Z, A, K, kpiv, Dm, x, N = d.Cd, d.cpiv, d.L, d.Z, d.A, d.gpme_lu, d.gpme_piv, d.Dm, d.l1, d.cp_null
+    Cd, cpiv, L, Z, A, K, Dm, x, N = d.Cd, d.cpiv, d.L, d.Z, d.A, d.gpme_lu, d.Dm, d.l1, d.cp_null
     for i in range(r):
         for j in range(r):
             Cd[i, j] = C[rows[i], cols[j]]
@@ -52,27 +54,30 @@ def factor(m, d):
             return 0.0
     else:
         ni = nv - r
-        for j in range(ni):
-            c = cols[r + j]
-            for k in range(nv):
-                Dm[k, j] = 0.0
-            Dm[c, j] = 1.0
+        for j in range(ni):                     # Dm's column j is e_c + Σ_i x_i e_cols[i]: only the
+            c = cols[r + j]                     # x_i are stored (rows cols[:r]), the rest is implied
             for i in range(r):
                 x[i] = -C[rows[i], c]
             lu_solve(Cd, r, cpiv, x)
             for i in range(r):
                 Dm[cols[i], j] = x[i]
-        for j in range(ni):                     # row j of Dmᵀ M: Dm's column j is e_c + Σ_i x_i e_cols[i]
+        for j in range(ni):                     # row j of Dmᵀ M = M[c] + Σ_i x_i M[cols[i]]
             c = cols[r + j]
             for k in range(nv):
-                s = M[c, k]
+                K[j, k] = M[c, k]
+            for i in range(r):
+                a = Dm[cols[i], j]
+                if a != 0.0:
+                    ci = cols[i]
+                    for k in range(nv):
+                        K[j, k] += a * M[ci, k]
+        for j in range(ni):                     # Dmᵀ M Dm (lower triangle), column l of Dm likewise
+            for l in range(j + 1):
+                s = K[j, cols[r + l]]
                 for i in range(r):
-                    s += Dm[cols[i], j] * M[cols[i], k]
-                K[j, k] = s
-        for i in range(r):
-            for k in range(nv):
-                K[ni + i, k] = C[rows[i], k]
-        if lu_factor(K, nv, kpiv) == 0.0:
+                    s += Dm[cols[i], l] * K[j, cols[i]]
+                L[j, l] = s
+        if not cholesky(L, ni):
             return 0.0
     # orthonormal basis of null(Cᵀ): each dependent row minus its expansion in the independent ones
     p = nc - r
@@ -107,7 +112,7 @@ def solve(m, d, f, with_gamma, qdd, lam):
     solves the homogeneous constraint rows (increments)."""
     nc, nv = m.nc, m.nv
     C, M, rows, cols, r, gam = d.con_C, d.M, d.cp_rows, d.cp_cols, d.cp_rank[0], d.con_gam
-    L, Z, A, K, kpiv, Dm, Cd, cpiv, x, y, N = d.L, d.Z, d.A, d.gpme_lu, d.gpme_piv, d.Dm, d.Cd, d.cpiv, d.v1, d.l1, d.cp_null
+    L, Z, A, K, Dm, Cd, cpiv, x, y, N = d.L, d.Z, d.A, d.gpme_lu, d.Dm, d.Cd, d.cpiv, d.v1, d.l1, d.cp_null
     if int(d.solver_opt[SolverOption.FORMULATION]) == Formulation.LAGRANGE:
         for k in range(nv):
             x[k] = f[k]
@@ -125,16 +130,22 @@ def solve(m, d, f, with_gamma, qdd, lam):
             qdd[k] = s
     else:
         ni = nv - r
-        for j in range(ni):                     # Dmᵀ f with Dm's sparsity (see factor)
+        for i in range(r):                      # particular part g: q̈_d = C_d⁻¹γ, q̈_i = 0
+            y[i] = gam[rows[i]] if with_gamma else 0.0
+        lu_solve(Cd, r, cpiv, y)
+        for j in range(ni):                     # Dmᵀ(f − M g), with Dm's sparsity (see factor)
             s = f[cols[r + j]]
             for i in range(r):
-                s += Dm[cols[i], j] * f[cols[i]]
+                s += Dm[cols[i], j] * f[cols[i]] - K[j, cols[i]] * y[i]
             x[j] = s
+        chol_solve(L, ni, x)                    # Dmᵀ M Dm q̈_i = Dmᵀ(f − M g)
+        for j in range(ni):
+            qdd[cols[r + j]] = x[j]
         for i in range(r):
-            x[ni + i] = gam[rows[i]] if with_gamma else 0.0
-        lu_solve(K, nv, kpiv, x)
-        for k in range(nv):
-            qdd[k] = x[k]
+            s = y[i]
+            for j in range(ni):
+                s += Dm[cols[i], j] * x[j]
+            qdd[cols[i]] = s
         for i in range(r):
             c = cols[i]
             s = -f[c]
