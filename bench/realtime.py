@@ -11,7 +11,7 @@ output after each doStep. Medians of 3 repetitions, one process, after a warm-up
 (numba's compilation is excluded: see bench/fmu_startup.py for start-up).
 
 Second table: every mechanism FMU at its most detailed options (``DETAIL``), with RK4 at the
-model's RK4 step (``RK4_STEP``, else the FMU's step), with ROS2 (damped γ) at 1 and 2 ms, low-damping γ at 1 ms and the default, stepped
+model's RK4 step (``RK4_STEP``, else the FMU's step), with ROS2 (damped γ) at 1 and 2 ms, low-damping γ and ROS34PW2 at 1 ms and the default, stepped
 through FMPy at a 10 ms communication step reading every Real output: real-time factor, mean,
 99.9th percentile and worst doStep (+ getReal) after the first, the first one, and the worst
 again with Python's garbage collector disabled (the stepping path should not allocate, so the
@@ -152,7 +152,7 @@ def detail_table(fmus: Path, seconds: float) -> None:
         meta = getattr(mod, "FMU", {})
         default = (meta.get("method", "rk4"), meta.get("step_size", 1e-3))
         h_rk4 = getattr(mod, "RK4_STEP", default[1])
-        runs = [("rk4", h_rk4), ("ros2", 1e-3), ("ros2", 2e-3), ("ros2_lowdamp", 1e-3)]
+        runs = [("rk4", h_rk4), ("ros2", 1e-3), ("ros2", 2e-3), ("ros2_lowdamp", 1e-3), ("ros34pw2", 1e-3)]
         if default not in runs:
             runs.append(default)
         for method, h in runs:

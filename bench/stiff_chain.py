@@ -1,4 +1,4 @@
-"""Peer comparison on a stiff chain: fmu_mb's ROS2 vs MuJoCo's ``implicitfast`` at the same step.
+"""Peer comparison on a stiff chain: fmu_mb's Rosenbrock-W methods vs MuJoCo's ``implicitfast`` at the same step.
 
 Run:  python bench/stiff_chain.py [--quick]
 
@@ -10,12 +10,12 @@ modes reach ω_max = 1.4e4 rad/s (bench/step_cost.omega_max), so explicit RK4 ne
 The same chain is written in MJCF: one body per rfe with the inertia fmu_mb uses, each sde as three
 hinges z, y, x (MuJoCo composes a body's joints in order: Rz(ψ)·Ry(θ)·Rx(φ), as paper 001's sde) with
 the sde's stiffness and damping. Before anything is timed, both engines' RK4 at a small step are
-compared (the "same chain" check). Then, at each step h: fmu_mb's ROS2 (both γ; linearly implicit in
+compared (the "same chain" check). Then, at each step h: fmu_mb's ROS34PW2 and ROS2 (both γ; linearly implicit in
 the springs and dampers) and MuJoCo ``implicitfast`` (implicit in the velocity-dependent forces,
 joint damping included; joint stiffness stays explicit) run 2 s; the error is the largest coordinate
 difference to the small-step reference over the run (sampled every 10 ms), the cost µs per step
 (median of interleaved rounds, bench/step_cost.time_engines; both step in compiled loops:
-``Simulator.step`` over n steps runs ``ros2_steps_tree``, MuJoCo runs ``mujoco.rollout``).
+``Simulator.step`` over n steps runs the method's ``*_steps_tree``, MuJoCo runs ``mujoco.rollout``).
 """
 from __future__ import annotations
 
@@ -148,7 +148,8 @@ def main(argv=None) -> int:
     print("| step h | engine, integrator | max error vs reference | µs per step | cost ratio to MuJoCo implicitfast |")
     print("|---:|---|---:|---:|---:|")
     for h in (1e-3, 5e-4, 2.5e-4, 1e-4):
-        engines = [FmuMb(cm, "ros2_lowdamp", h), FmuMb(cm, "ros2", h), MuJoCo(mech, "implicitfast", h)]
+        engines = [FmuMb(cm, "ros34pw2", h), FmuMb(cm, "ros2_lowdamp", h), FmuMb(cm, "ros2", h),
+                   MuJoCo(mech, "implicitfast", h)]
         errs = {}
         for e in engines:
             q = e.trajectory()

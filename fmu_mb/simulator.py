@@ -4,8 +4,8 @@ Pure Python API over the jitted core, usable without FMI (tests, notebooks,
 scenarios); the FMI adapter wraps exactly this object.
 
 Stepping: ``step(dt)`` advances by any dt > 0 with the integration method (``method``: "rk4",
-classical Runge–Kutta as in the papers, or "ros2", the linearly implicit Rosenbrock-W method of
-kernels.linearly_implicit for stiff detail) at the fixed internal step h: ⌊dt/h⌋ full steps
+classical Runge–Kutta as in the papers, or one of the linearly implicit Rosenbrock-W methods of
+kernels.linearly_implicit for stiff detail: "ros2", "ros2_lowdamp", "ros34pw2") at the fixed internal step h: ⌊dt/h⌋ full steps
 (dt/h within 1e-9 of an integer counts as that integer) and, if a remainder r = dt − n·h is
 left, one final step of size r. So any communication step is integrated exactly to its end, and a dt that
 is a multiple of h reproduces the plain fixed-step result bit for bit. Driving
@@ -53,6 +53,9 @@ METHODS = {
                               "numerical damping of structural vibration; its intermediate stage overshoots "
                               "the stiffest components, so it is less robust at large steps", "ros2",
                            ROS2_GAMMA_LOW_DAMPING),
+    "ros34pw2": Method(3, "linearly implicit Rosenbrock-W method ROS34PW2 (Rang & Angermann 2005): order 3, "
+                          "L-stable, stiffly accurate, gamma = 0.436: numerical damping between ros2 and ros2_lowdamp; "
+                          "four pipeline evaluations and one factorisation per step", "ros3"),
 }
 
 
@@ -63,8 +66,8 @@ class SimulationError(RuntimeError):
 class Simulator:
     """State, inputs and outputs of one compiled mechanism.
 
-    step_size: internal fixed step h, s. method: "rk4" (explicit, order 4) or "ros2" (linearly
-    implicit Rosenbrock-W, order 2, L-stable: :data:`METHODS`). assemble: make the start state consistent with
+    step_size: internal fixed step h, s. method: "rk4" (explicit, order 4), "ros2"/"ros2_lowdamp"
+    (linearly implicit Rosenbrock-W, order 2, L-stable) or "ros34pw2" (order 3): :data:`METHODS`. assemble: make the start state consistent with
     the constraint groups of the mechanism's ConstraintSolver.assemble (see :meth:`assemble`).
     solver: overrides of ConstraintSolver settings (formulation, alpha, beta, projection).
     kernels: who runs the kernels — "jit" (numba, default), "native" (ahead-of-time

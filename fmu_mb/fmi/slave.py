@@ -247,8 +247,8 @@ class MechanismSlave(TableSlave):
                     f"{sim.method} at solver.step_size = {sim.h:g} s linearises only the stiff forces and may "
                     "lose stability where friction couples them strongly (LuGre with flexible links); a smaller "
                     "step, " + ("solver.integrator = 1 (ros2, the damped and more robust γ), "
-                                if sim.method == "ros2_lowdamp" else "") +
-                    "or solver.integrator = 0 (RK4) at the model's default step may pass")
+                                if sim.method in ("ros2_lowdamp", "ros34pw2") else "") +
+                    "or solver.integrator = 0 (RK4) at a step small enough for the stiffest detail may pass")
             self._error(f"fmi2DoStep at t = {t:g} s: {exc}; outputs and state of t = {t:g} s are kept ({hint})")
             return False
         if sim.friction_failures > fails:
