@@ -85,7 +85,7 @@ FMU_COLUMNS = ["joint1.q", "joint5.q", "joint3.qd", "joint3.F[3]", "joint2.M[1]"
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("friction,code", [("none", 0), ("stribeck", 2)])
 def test_fmpy_outputs_equal_the_direct_simulator(fmus, friction, code, method):
-    """solver.integrator picks the method (0 = rk4, 1 = ros2, 2 = ros2_lowdamp) in the FMU as in the
+    """solver.integrator picks the method (0 = rk4, 1 = ros2, 2 = ros2_lowdamp, 3 = ros34pw2) in the FMU as in the
     Simulator."""
     res = simulate_fmu(str(fmus["five_axis"].path), stop_time=0.5, output_interval=0.01,
                        start_values={**DRIVE, "model.friction": code,
