@@ -586,6 +586,6 @@ class Simulator:
 
     @property
     def redone_steps(self) -> int:
-        """Low-damping ROS2 steps redone with the damped γ since :meth:`initialize`
-        (kernels.linearly_implicit._guarded_steps): each cost a second step."""
+        """Low-damping ROS2 or ROS34PW2 steps redone by ROS2 with the damped γ since :meth:`initialize`
+        (kernels.linearly_implicit._guarded_steps): each cost a second, two-stage step."""
         return int(self.data.lin_redo[0])
