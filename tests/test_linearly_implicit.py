@@ -203,29 +203,9 @@ def test_order_two_on_a_tree(friction, max_err, min_order):
     where Rosenbrock methods show order reduction."""
     ref = _five_axis_run("rk4", 1e-4, friction)
     err = [np.abs(_five_axis_run("ros2", h, friction) - ref).max() for h in (1e-3, 5e-4, 2.5e-4)]
-    orders = np.log2(np.array(err[:-1]) / np.array(err[1:]))
+    orders = _orders(err)
     assert err[0] < max_err
     assert np.all(orders > min_order), (err, orders)
-
-
-def test_ros34pw2_is_of_order_three_on_trees_and_closed_loops():
-    """The published ROS34PW2 coefficients (Rang & Angermann 2005) through the transformed stages of
-    kernels.linearly_implicit, against RK4 at 0.1 ms. Measured: five_axis driven 1 s, frictionless,
-    1.06e-7 at 2 ms, orders 2.99, 3.00, 3.00 (ROS2: 1.7e-5 at 1 ms); three_loop (three closed loops,
-    GPME) 2.7e-7 at 4 ms, orders 3.02, 3.01, 3.01; GPME and Lagrange give the same motion (4e-15)."""
-    ref = _five_axis_run("rk4", 1e-4, "none")
-    err = [np.abs(_five_axis_run("ros34pw2", h, "none") - ref).max() for h in (2e-3, 1e-3, 5e-4)]
-    orders = np.log2(np.array(err[:-1]) / np.array(err[1:]))
-    assert err[0] < 2e-7 and np.all(orders > 2.9), (err, orders)
-    ref = _three_loop_run("rk4", 1e-4)
-    n = 2 * ref.cm.model.nv
-    err = [np.abs(_three_loop_run("ros34pw2", h).x[:n] - ref.x[:n]).max() for h in (4e-3, 2e-3, 1e-3)]
-    orders = np.log2(np.array(err[:-1]) / np.array(err[1:]))
-    assert err[0] < 5e-7 and np.all(orders > 2.9), (err, orders)
-    g = _three_loop_run("ros34pw2", 1e-3, friction="stribeck")
-    lg = _three_loop_run("ros34pw2", 1e-3, "lagrange", friction="stribeck")
-    assert np.abs(g.x - lg.x).max() <= 1e-8
-    assert g.violation() <= 1e-6
 
 
 def _three_loop_run(method, h, formulation="gpme", T=1.0, friction="none"):
@@ -237,20 +217,50 @@ def _three_loop_run(method, h, formulation="gpme", T=1.0, friction="none"):
     return sim
 
 
+def _orders(err):
+    """Observed orders of errors at steps halving from one to the next."""
+    return np.log2(np.array(err[:-1]) / np.array(err[1:]))
+
+
+def _three_loop_errors(method, steps):
+    """three_loop's q and q̇ after 1 s at each step against RK4 at 0.1 ms: (errors, observed orders)."""
+    ref = _three_loop_run("rk4", 1e-4)
+    n = 2 * ref.cm.model.nv
+    err = [np.abs(_three_loop_run(method, h).x[:n] - ref.x[:n]).max() for h in steps]
+    return err, _orders(err)
+
+
+def _assert_formulations_agree(method):
+    """With Stribeck friction, GPME and Lagrange derivatives give the same motion at 1 ms and the
+    loops stay closed."""
+    g = _three_loop_run(method, 1e-3, friction="stribeck")
+    lg = _three_loop_run(method, 1e-3, "lagrange", friction="stribeck")
+    assert np.abs(g.x - lg.x).max() <= 1e-8
+    assert g.violation() <= 1e-6
+
+
+def test_ros34pw2_is_of_order_three_on_trees_and_closed_loops():
+    """The published ROS34PW2 coefficients (Rang & Angermann 2005) through the transformed stages of
+    kernels.linearly_implicit, against RK4 at 0.1 ms. Measured: five_axis driven 1 s, frictionless,
+    1.06e-7 at 2 ms, orders 2.99, 3.00, 3.00 (ROS2: 1.7e-5 at 1 ms); three_loop (three closed loops,
+    GPME) 2.7e-7 at 4 ms, orders 3.02, 3.01, 3.01; GPME and Lagrange give the same motion (4e-15)."""
+    ref = _five_axis_run("rk4", 1e-4, "none")
+    err = [np.abs(_five_axis_run("ros34pw2", h, "none") - ref).max() for h in (2e-3, 1e-3, 5e-4)]
+    orders = _orders(err)
+    assert err[0] < 2e-7 and np.all(orders > 2.9), (err, orders)
+    err, orders = _three_loop_errors("ros34pw2", (4e-3, 2e-3, 1e-3))
+    assert err[0] < 5e-7 and np.all(orders > 2.9), (err, orders)
+    _assert_formulations_agree("ros34pw2")
+
+
 def test_closed_loops_converge_and_both_formulations_agree():
     """three_loop (paper 002, three closed loops) driven by a 0.5 N·m torque for 1 s: order 2 against
     RK4 at 0.1 ms (measured 2.2e-4 at 2 ms, orders 2.00, 2.00, 2.00); with Stribeck friction GPME and
     Lagrange derivatives give the same ROS2 motion (8e-16: the stage solve is shared) and the loops
     stay closed."""
-    ref = _three_loop_run("rk4", 1e-4)
-    n = 2 * ref.cm.model.nv
-    err = [np.abs(_three_loop_run("ros2", h).x[:n] - ref.x[:n]).max() for h in (2e-3, 1e-3, 5e-4)]
-    orders = np.log2(np.array(err[:-1]) / np.array(err[1:]))
+    err, orders = _three_loop_errors("ros2", (2e-3, 1e-3, 5e-4))
     assert err[0] < 3e-4 and np.all(orders > 1.95), (err, orders)
-    g = _three_loop_run("ros2", 1e-3, friction="stribeck")
-    lg = _three_loop_run("ros2", 1e-3, "lagrange", friction="stribeck")
-    assert np.abs(g.x - lg.x).max() <= 1e-8
-    assert g.violation() <= 1e-6
+    _assert_formulations_agree("ros2")
 
 
 @pytest.mark.parametrize("method", ["ros2", "ros2_lowdamp", "ros34pw2"])
