@@ -1,6 +1,6 @@
 """Real-time factor of every mechanism: direct simulator and FMU (FMPy), at the FMU's step and the paper's.
 
-Run:  python bench/realtime.py [--fmus dist] [--seconds 2] [--detail-seconds 10]
+Run:  python bench/realtime.py [--fmus dist] [--seconds 2] [--detail-seconds 10] [--models crane ...]
 
 For every model in models/ (default options, i.e. the paper's run where the model file
 has one): the cost of one internal step (the FMU's default integrator) of the jitted core (Simulator.step over
@@ -138,12 +138,12 @@ def option_parameters(name: str) -> dict:
     return {f"model.{k}": options[k].values.index(v) for k, v in DETAIL[name].items()}
 
 
-def detail_table(fmus: Path, seconds: float) -> None:
+def detail_table(fmus: Path, seconds: float, models=None) -> None:
     from fmpy import extract, read_model_description
     print("\n| model at its most detailed options | integrator, internal step | simulated | real-time factor "
           "| mean doStep | p99.9 doStep | worst doStep | first doStep | worst, gc disabled |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name in registry.available():
+    for name in models or registry.available():
         path = fmus / f"{name}.fmu"
         if not path.is_file():
             continue
@@ -182,14 +182,15 @@ def main(argv=None) -> int:
     p.add_argument("--detail-seconds", type=float, default=10.0,
                    help="simulated seconds per run of the most-detailed table (at most the model's stop time)")
     p.add_argument("--detail-only", action="store_true", help="print only the most-detailed table")
+    p.add_argument("--models", nargs="+", choices=registry.available(), help="only these models (default: all)")
     args = p.parse_args(argv)
     if args.detail_only:
-        detail_table(Path(args.fmus), args.detail_seconds)
+        detail_table(Path(args.fmus), args.detail_seconds, args.models)
         return 0
     print("| model | coordinates | constraint rows | integrator, internal step h | µs per step | real-time factor "
           "(direct) | FMU in FMPy, 10 ms communication step: real-time factor |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name in registry.available():
+    for name in args.models or registry.available():
         meta = getattr(registry.load(name), "FMU", {})
         steps = [meta.get("step_size", 1e-3)]
         if name in PAPER_STEP and PAPER_STEP[name] not in steps:
@@ -204,7 +205,7 @@ def main(argv=None) -> int:
                 fmu = f"{1.0 / through_fmpy(path, secs):.1f}×"
             tag = " (paper)" if name in PAPER_STEP and h == PAPER_STEP[name] else ""
             print(f"| {name} | {nv} | {nc} | {method}, {h:g} s{tag} | {us:.1f} | {h / (us * 1e-6):.2f}× | {fmu} |")
-    detail_table(Path(args.fmus), args.detail_seconds)
+    detail_table(Path(args.fmus), args.detail_seconds, args.models)
     return 0
 
 

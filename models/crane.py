@@ -45,7 +45,18 @@ BASE_SIZE = (2.0, 2.0, 0.3)            # m
 #: underside, base frame (origin on the column axis at the platform top), chosen
 SUPPORTS = [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0), (1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)]
 S_XY, S_Z = 1e5, 1e7                   # N/m, paper 001 (after eq. 23)
-# support and sde damping: "damping effects in the system is omitted" (paper 001, physical model)
+#: structural damping, stiffness-proportional (Rayleigh β, s) in the supports (d = β·s per axis, paper
+#: 000 eqs. 15-16) and in the jib's sdes (c = β·k, eqs. 17-18): modal damping ratio ζ = β·ω/2. Paper
+#: 001 omits it ("damping effects in the system is omitted": option model.damping = 0). The default
+#: β = 2e-4 s gives ζ = 2 % at the 33 Hz base rocking mode and 4.8 % at the jib's first bending mode
+#: (77 Hz): the 2-5 % of bolted steel structures. Why not 0: undamped, those modes ring for the whole
+#: run after the −4000 N·m pulse, and the column's motion depends on their phase after 160-750
+#: periods through the journals' normal loads (the rocking modulates the slewing ring's radial
+#: reaction at 66 Hz): RK4 at paper 001's own step is then 3.3e-3 rad from RK4 converged (h ≤ 3e-5 s),
+#: and no 1 ms step follows it (7.7e-2 rad). Damped, RK4 at 2.5e-4 s is 2.3e-6 from the converged run
+#: (tests/test_crane.py); at β = 5e-4 s RK4 there diverges (the sdes' overdamped poles −β·k/m grow
+#: with β).
+DAMPING = 2e-4
 
 # ---------------------------------------------------------------- column, jib, arm
 COLUMN_HEIGHT = 2.0                    # m, chosen: jib pivot l^(c,1) above the platform
@@ -81,13 +92,33 @@ TORQUE, TORQUE_TIME = -4000.0, 0.1     # N·m on the column for 0 ≤ t ≤ 0.1 
 # ---------------------------------------------------------------- friction, eqs. (13)–(15), Table 1 lost: chosen
 JOURNAL = {"column": 0.20, "jib": 0.08, "arm": 0.06}      # journal diameters d, m (chosen, slewing ring to pins)
 MU_S, MU_K, V_S = 0.15, 0.10, 0.01     # static, kinetic coefficient; Stribeck velocity rad/s (steel on bronze)
-SIGMA0 = 500.0                         # 1/rad bristle stiffness: RK4 at h = 2.5e-4 s needs σ0·|q̇|/μ_k·h < 2.8
-SIGMA1 = 0.05                          # s/rad bristle damping (≈ 2·√σ0 scaled by μ_k, critically damped bristles)
-SIGMA2 = 0.005                         # s/rad viscous coefficient
 DAHL_GAMMA = 1.0                       # paper 001: γ ∈ [1, 2]
-#: the friction option's laws (same law in the three joints, journal diameter per joint)
-LAWS = {"dahl": Dahl(sigma0=SIGMA0, mu_s=MU_S, gamma=DAHL_GAMMA),
-        "lugre": LuGre(sigma0=SIGMA0, sigma1=SIGMA1, sigma2=SIGMA2, mu_s=MU_S, mu_k=MU_K, v_s=V_S)}
+#: Bristles, option model.bristles. "soft" (the default): the same set in the three joints, σ0 = 500
+#: 1/rad chosen so that RK4 at paper 001's step runs (it needs σ0·|q̇|/μ_k·h < 2.8 at h = 2.5e-4 s), σ1 =
+#: 0.05 s/rad, σ2 = 0.005 s/rad, v_s = 0.01 rad/s. "literature": the set paper 001 cites the literature
+#: for (Table 1 lost), Canudas de Wit et al. per unit normal load as in models/manipulator.py (σ0 = 1e4
+#: 1/m, σ1 = 31.6 s/m, σ2 = 0.04 s/m, v_s = 1 mm/s, 10 µm presliding), on each journal's surface (×r =
+#: d/2, v_s/r): column σ0 = 1000 1/rad, σ1 = 3.16 s/rad. RK4 at 2.5e-4 s fails on it (the column's
+#: bristle pole σ0·|q̇|/μ_k ≈ 1.2e4 1/s): the full-detail pulse run diverges at 0.45 s, with the rigid
+#: jib and base it ends 0.8 rad from the converged run; the linearly implicit methods run it. Why it is not the
+#: default: under the −4000 N·m pulse the column breaks away within about 1 ms (v_s = 0.01 rad/s at
+#: 10 rad/s²), which the FMU's 1 ms step takes in one step: 2.5e-3 rad from the converged run over 5 s
+#: at full detail (soft: 2.2e-4), 1.2e-5 with the rigid jib and base.
+SOFT = dict(sigma0=500.0, sigma1=0.05, sigma2=0.005, v_s=V_S)
+LITERATURE = dict(sigma0=1e4, sigma1=31.6, sigma2=0.04, v_s=1e-3)     # per metre of journal surface
+
+
+def bristle_laws(bristles: str, journal: float) -> dict:
+    """The friction option's laws for one joint of journal diameter ``journal`` (paper 001 eqs. 14-15)."""
+    if bristles == "soft":
+        p = SOFT
+    else:
+        r = 0.5 * journal
+        p = dict(sigma0=LITERATURE["sigma0"] * r, sigma1=LITERATURE["sigma1"] * r,
+                 sigma2=LITERATURE["sigma2"] * r, v_s=LITERATURE["v_s"] / r)
+    return {"dahl": Dahl(sigma0=p["sigma0"], mu_s=MU_S, gamma=DAHL_GAMMA),
+            "lugre": LuGre(mu_s=MU_S, mu_k=MU_K, **p)}
+
 
 OPTIONS = {
     "link": Choice(("rigid", "flexible"), "rigid", "jib (c,2): rigid or RFEM-flexible (paper 001 eq. 7)"),
@@ -103,16 +134,23 @@ OPTIONS = {
                    "constraints, every joint driven by its tau_drive input"),
     "formulation": Choice(("gpme", "lagrange"), "gpme",
                           "constrained equations: reduced GPME (paper 001 eq. 20) or Lagrange multipliers"),
+    "damping": Value(DAMPING, 0.0, 1e-2, "s",
+                     "stiffness-proportional damping beta of the supports and the jib's sdes (modal ratio "
+                     "beta*omega/2; 2e-4: 2 % at the 33 Hz base rocking, 4.8 % at the jib's 77 Hz mode); paper 001 "
+                     "omits damping: 0"),
+    "bristles": Choice(("soft", "literature"), "soft",
+                       "Dahl/LuGre bristle set: soft (sigma0 = 500 1/rad, runs with RK4 at paper 001's step) or "
+                       "literature (Canudas de Wit et al. on each journal: column sigma0 = 1000 1/rad; for the "
+                       "linearly implicit integrators: RK4 at paper 001's step fails on it)"),
 }
 RK4_STEP = 2.5e-4                     # s, paper 001's RK4 step: the reference runs (scenarios, tests)
-# The FMU's default: ROS2 with γ = 1 − 1/√2 (solver.integrator = 2, kernels.linearly_implicit) at 1 ms:
-# the most detailed crane (flexible jib, LuGre, sprung base) runs its 5 s scenario within 2.4e-4 of
-# RK4 at RK4_STEP at 28× real time through FMPy (RK4: 5×), and the torque-mode −4000 N·m pulse with
-# LuGre that stops RK4 runs 20 s. On paper 001's pulse run the column is 2.2e-4 rad off RK4 with the
-# rigid jib but 4.4e-3 with the flexible one: the jib, undamped as in the paper ("damping effects
-# omitted"), vibrates at 77-150 Hz with a 3e-3 rad imprint on the column, and no 1 ms step tracks the
-# phase of a 150 Hz vibration over 5 s (tests/test_crane.py). The damped γ (solver.integrator = 1)
-# damps that vibration away instead: 1.1e-2.
+# The FMU's default: ROS2 with γ = 1 − 1/√2 (solver.integrator = 2, kernels.linearly_implicit) at 1 ms.
+# On paper 001's pulse run at full detail (flexible jib, LuGre, sprung base, default damping) every
+# coordinate stays within 2.2e-4 of RK4 at RK4_STEP and 2.1e-4 of itself at 0.1 ms, joint-force RMS within
+# 0.8 % (tests/test_crane.py); ROS34PW2 is closer in the coordinates (7.1e-5) but damps the jib's
+# vibration more: joint-force RMS 3.0 % off. The torque-mode −4000 N·m pulse with LuGre that stops RK4
+# runs 20 s. Undamped (damping = 0, the paper's structure) no 1 ms step follows the run: 7.7e-2 rad
+# (above, DAMPING).
 FMU = {"step_size": 1e-3, "method": "ros2_lowdamp", "stop_time": 5.0, "static_start": True}
 
 
@@ -122,9 +160,13 @@ def _rx(angle):
 
 
 def build(link: str = "rigid", n_div: int = N_DIV, friction: str = "none", base: str = "flexible",
-          support_z: float = S_Z, mode: str = "programmed", formulation: str = "gpme") -> Mechanism:
-    """The crane of paper 001 at its initial configuration (eq. 23)."""
-    check_choices("crane", OPTIONS, link=link, friction=friction, base=base, mode=mode, formulation=formulation)
+          support_z: float = S_Z, mode: str = "programmed", formulation: str = "gpme", damping: float = DAMPING,
+          bristles: str = "soft") -> Mechanism:
+    """The crane of paper 001 at its initial configuration (eq. 23); damping = 0 is the paper's undamped
+    structure."""
+    check_choices("crane", OPTIONS, link=link, friction=friction, base=base, mode=mode, formulation=formulation,
+                  bristles=bristles)
+    damping = OPTIONS["damping"].check("damping", damping)
     mech = Mechanism("crane", gravity=GRAVITY, support_model="linearized",
                      description="Crane with flexible supports, flexible jib and joint friction, paper 001")
     bx, by, bz = BASE_SIZE
@@ -133,20 +175,25 @@ def build(link: str = "rigid", n_div: int = N_DIV, friction: str = "none", base:
                            BASE_MASS / 12 * (bx ** 2 + by ** 2)])),
              Joint("base", "free", "ground", "base"))
     for x, y in SUPPORTS:
-        mech.supports.append(Support("base", (x, y, -bz), (S_XY, S_XY, support_z)))
+        stiffness = (S_XY, S_XY, support_z)
+        mech.supports.append(Support("base", (x, y, -bz), stiffness, tuple(damping * k for k in stiffness)))
     r = 0.15
     mech.add(Body("column", COLUMN_MASS, (0.0, 0.0, 0.5 * COLUMN_HEIGHT),
                   np.diag([COLUMN_MASS * (3 * r * r + COLUMN_HEIGHT ** 2) / 12] * 2 + [COLUMN_MASS * r * r / 2])),
              Joint("column", "revolute", "base", "column", axis=(0, 0, 1), q0=[PSI_COLUMN0], actuated=True,
-                   friction=friction_choice("crane", friction, LAWS, Journal(JOURNAL["column"]))))
+                   friction=friction_choice("crane", friction, bristle_laws(bristles, JOURNAL["column"]),
+                                            Journal(JOURNAL["column"]))))
     box = dict(area=BOX_A, Iy=BOX_IY, Iz=BOX_IZ, J=BOX_J, **STEEL)
-    mech.add(Beam("jib", JIB_LENGTH, n_div=n_div if link == "flexible" else 0, **box),
+    mech.add(Beam("jib", JIB_LENGTH, n_div=n_div if link == "flexible" else 0, damping=damping, **box),
              Joint("jib", "revolute", "column", "jib", origin=(0.0, 0.0, COLUMN_HEIGHT), rotation=_rx(0.5 * math.pi),
                    axis=(0, 0, 1), q0=[PSI_JIB0], actuated=True,
-                   friction=friction_choice("crane", friction, LAWS, Journal(JOURNAL["jib"]))))
+                   friction=friction_choice("crane", friction, bristle_laws(bristles, JOURNAL["jib"]),
+                                            Journal(JOURNAL["jib"]))))
     mech.add(Beam("arm", ARM_LENGTH, **box),
              Joint("arm", "revolute", "jib", "arm", origin=(JIB_LENGTH, 0.0, 0.0), axis=(0, 0, 1), q0=[PSI_ARM0],
-                   actuated=True, friction=friction_choice("crane", friction, LAWS, Journal(JOURNAL["arm"]))))
+                   actuated=True,
+                   friction=friction_choice("crane", friction, bristle_laws(bristles, JOURNAL["arm"]),
+                                            Journal(JOURNAL["arm"]))))
     mech.points.append(Point("E", "arm", (ARM_LENGTH, E_OFFSET, 0.0)))
     if base == "rigid":
         mech.constraints.append(FixedBase("base_fixed", "base"))

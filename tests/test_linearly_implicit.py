@@ -316,16 +316,20 @@ def _crane_pulse(method, h, T, **opts):
     return sim, abs(e["balance"] - e0), e["dissipated"]
 
 
-@pytest.mark.parametrize("method", ["ros2", "ros2_lowdamp"])
-def test_crane_column_pulse_with_lugre_runs_where_rk4_fails(method):
-    """Energy balance (E + dissipated − work in) over 20 s, measured 0.24 % (damped γ) and 0.85 % (low
-    damping) of the energy LuGre dissipates. The run itself is not a converging reference: the slewing
-    column sticks and slips with a vibrating jib, and the energy dissipated differs by 25 % between steps
-    and methods (1900-2570 J from 0.1 to 1 ms), so only the balance is asserted."""
+@pytest.mark.parametrize("method,opts", [("ros2_lowdamp", {}), ("ros34pw2", {}),
+                                         ("ros2_lowdamp", {"bristles": "literature"}), ("ros2", {"damping": 0.0})])
+def test_crane_column_pulse_with_lugre_runs_where_rk4_fails(method, opts):
+    """Energy balance (E + dissipated − work in) over 20 s with the flexible jib, measured with the default
+    structural damping 5.4e-4 (low-damping ROS2, the default), 8.2e-4 (ROS34PW2), 3.8e-4 (literature
+    bristles) of the energy dissipated, and 2.4e-3 for the damped γ on the undamped structure. The damped
+    γ on the damped structure balances only to 5.4e-2 (4.7e-3 over 5 s at 1 ms, 2.8e-3 at 0.25 ms: not a
+    step-size error but its stage values on the jib's overdamped sde poles, where the dampers' power is
+    evaluated), so it is not asserted there. The run is not a converged reference (the energy dissipated
+    differs by 10 % between methods: the column sticks and slips), so only the balance is asserted."""
     if method == "ros2":
         with pytest.raises(SimulationError):             # the issue's failure: RK4 at the paper's step
             _crane_pulse("rk4", 2.5e-4, 1.0)
-    sim, drift, dissipated = _crane_pulse(method, 1e-3, 20.0, link="flexible")
+    sim, drift, dissipated = _crane_pulse(method, 1e-3, 20.0, link="flexible", **opts)
     assert sim.t == pytest.approx(20.0) and sim.friction_failures == 0
     assert dissipated > 1000.0                           # the slewing column is braked by LuGre
     assert drift <= 0.01 * dissipated
