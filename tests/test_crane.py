@@ -18,23 +18,38 @@ from fmu_mb.kernels.trajectory import quintic
 H = 2.5e-4
 
 
-def crane(T=5.0, dt=0.05, torque=True, h=H, method="rk4", **options):
-    """Paper 001's run; the paper's undamped structure (damping = 0) unless ``damping`` is given."""
+def pulse_run(h, method, dt=1e-3, T=5.0, torque=True, **options):
+    """Paper 001's run with the model's defaults and ``options`` (the −4000 N·m column pulse unless
+    torque is False), sampled every dt: the simulator and arrays t, ellipse (E's violation), lift
+    (z_E − z_E(0)), q (every coordinate) and forces (axial and normal force of column, jib, arm,
+    paper 000 eq. 34)."""
     mod = registry.load("crane")
-    cm = compile_mechanism(mod.build(**{"damping": 0.0, **options}))
+    cm = compile_mechanism(mod.build(**options))
     sim = Simulator(cm, h, method=method)
     sim.set_state(q=static_equilibrium(cm).q)
     col = cm.joint("column").dofadr
-    rows = []
     sim.evaluate()
     z0 = sim.point("E")[2]
+    out = {k: [] for k in ("t", "ellipse", "lift", "q", "forces")}
     while sim.t < T - 1e-9:
         sim.tau_drive[col] = mod.TORQUE if torque and sim.t < mod.TORQUE_TIME - 1e-9 else 0.0
-        sim.step(dt if sim.t >= mod.TORQUE_TIME - 1e-9 or not torque else mod.TORQUE_TIME)
+        sim.step(dt)
         sim.evaluate()
-        rows.append((sim.t, sim.violation("ellipse") if "ellipse" in sim.cm.row_labels else 0.0,
-                     sim.point("E")[2] - z0, sim.q[col]))
-    return sim, np.array(rows)
+        out["t"].append(sim.t)
+        out["ellipse"].append(sim.violation("ellipse") if "ellipse" in cm.row_labels else 0.0)
+        out["lift"].append(sim.point("E")[2] - z0)
+        out["q"].append(sim.q.copy())
+        out["forces"].append([f for j in ("column", "jib", "arm")
+                              for f in (sim.reaction(j)[0][2], np.hypot(*sim.reaction(j)[0][:2]))])
+    return sim, {k: np.array(v) for k, v in out.items()}
+
+
+def crane(T=5.0, dt=0.05, torque=True, h=H, method="rk4", **options):
+    """Paper 001's run, the paper's undamped structure (damping = 0) unless ``damping`` is given:
+    rows (t, E's violation, lift, column angle) every dt."""
+    sim, r = pulse_run(h, method, dt, T, torque, **{"damping": 0.0, **options})
+    col = sim.cm.joint("column").dofadr
+    return sim, np.column_stack([r["t"], r["ellipse"], r["lift"], r["q"][:, col]])
 
 
 @pytest.fixture(scope="module")
@@ -137,26 +152,6 @@ def test_torque_mode_has_no_programmed_constraints():
     assert cm.nc == 0 and [j.name for j in cm.joints if j.actuated] == ["column", "jib", "arm"]
 
 
-def _pulse_run(h, method, dt=1e-3, T=5.0, **options):
-    """Paper 001's pulse run with the model's defaults (structural damping) and ``options``: every
-    coordinate and the axial/normal force of the three joints (paper 000 eq. 34) every dt."""
-    mod = registry.load("crane")
-    cm = compile_mechanism(mod.build(**options))
-    sim = Simulator(cm, h, method=method)
-    sim.set_state(q=static_equilibrium(cm).q)
-    col = cm.joint("column").dofadr
-    q, forces, viol = [], [], []
-    while sim.t < T - 1e-9:
-        sim.tau_drive[col] = mod.TORQUE if sim.t < mod.TORQUE_TIME - 1e-9 else 0.0
-        sim.step(dt)
-        sim.evaluate()
-        q.append(sim.q.copy())
-        forces.append([f for j in ("column", "jib", "arm") for f in (sim.reaction(j)[0][2],
-                                                                      np.hypot(*sim.reaction(j)[0][:2]))])
-        viol.append((sim.t, sim.violation("ellipse")))
-    return sim, np.array(q), np.array(forces), np.array(viol)
-
-
 def test_fmu_default_at_full_detail_meets_the_accuracy_bounds():
     """The FMU's default integrator and step on paper 001's pulse run at the crane's full detail (flexible
     jib, LuGre, sprung base) with the default structural damping (β = 2e-4 s): coordinates (rad, m) within
@@ -169,17 +164,17 @@ def test_fmu_default_at_full_detail_meets_the_accuracy_bounds():
     method, h = mod.FMU["method"], mod.FMU["step_size"]
     assert (method, h) == ("ros2_lowdamp", 1e-3)
     full = dict(link="flexible", friction="lugre")
-    _, q_ref, f_ref, _ = _pulse_run(H, "rk4", **full)
-    _, q_fine, _, _ = _pulse_run(H / 8, "rk4", dt=0.05, **full)
-    assert np.abs(q_ref[49::50] - q_fine).max() <= 1e-5
-    sim, q, f, viol = _pulse_run(h, method, **full)
-    _, q_tenth, _, _ = _pulse_run(h / 10, method, **full)
+    _, ref = pulse_run(H, "rk4", **full)
+    _, fine = pulse_run(H / 8, "rk4", dt=0.05, **full)
+    assert np.abs(ref["q"][49::50] - fine["q"]).max() <= 1e-5
+    sim, run = pulse_run(h, method, **full)
+    _, tenth = pulse_run(h / 10, method, **full)
     assert sim.friction_failures == 0
-    assert np.abs(q - q_ref).max() <= 1e-3
-    assert np.abs(q - q_tenth).max() <= 1e-3
-    rms, rms_ref = np.sqrt((f ** 2).mean(axis=0)), np.sqrt((f_ref ** 2).mean(axis=0))
+    assert np.abs(run["q"] - ref["q"]).max() <= 1e-3
+    assert np.abs(run["q"] - tenth["q"]).max() <= 1e-3
+    rms, rms_ref = np.sqrt((run["forces"] ** 2).mean(axis=0)), np.sqrt((ref["forces"] ** 2).mean(axis=0))
     assert (np.abs(rms - rms_ref) / rms_ref).max() <= 0.02
-    assert viol[viol[:, 0] >= 1.25 - 1e-9, 1].max() <= 1e-4
+    assert run["ellipse"][run["t"] >= 1.25 - 1e-9].max() <= 1e-4
 
 
 def test_undamped_paper_run_has_no_converged_reference_at_the_papers_step():
@@ -200,6 +195,6 @@ def test_literature_bristles_need_the_linearly_implicit_methods():
         == pytest.approx(1000.0)
     opts = dict(link="flexible", friction="lugre", bristles="literature")
     with pytest.raises(SimulationError):
-        _pulse_run(H, "rk4", dt=0.05, T=1.0, **opts)
-    sim, q, _, viol = _pulse_run(1e-3, "ros2_lowdamp", dt=0.05, **opts)
-    assert sim.friction_failures == 0 and viol[viol[:, 0] >= 1.25 - 1e-9, 1].max() <= 1e-4
+        pulse_run(H, "rk4", dt=0.05, T=1.0, **opts)
+    sim, r = pulse_run(1e-3, "ros2_lowdamp", dt=0.05, **opts)
+    assert sim.friction_failures == 0 and r["ellipse"][r["t"] >= 1.25 - 1e-9].max() <= 1e-4
