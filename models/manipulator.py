@@ -35,7 +35,7 @@ import numpy as np
 from fmu_mb.model import Beam, Body, Joint, Journal, LuGre, Mechanism, Point, Support
 from fmu_mb.model.choices import check_choices, friction_choice
 from fmu_mb.model.constraints import ConstraintSolver, FixedBase, PointTrajectory
-from fmu_mb.model.options import Choice, Count
+from fmu_mb.model.options import Choice, Count, Value
 from fmu_mb.trajectories import Rectangle
 
 GRAVITY = (0.0, -9.81, 0.0)     # paper 000 eq. (13): potential m·g·y_C, so gravity acts along −y
@@ -119,6 +119,10 @@ OPTIONS = {
     "formulation": Choice(("gpme", "lagrange"), "gpme",
                           "constrained equations: reduced GPME (paper 000 eq. 26/33) or Lagrange multipliers"),
     "n_div": Count(N_DIV, 1, 20, "RFEM sections of link (1,2) when flexible (n_div + 1 rfes, n_div sdes)"),
+    "armature": Value(0.0, 0.0, 10.0, "kg.m2",
+                      "reflected rotor inertia of each revolute drive (phi11, psi12, psi13): motor rotor times "
+                      "gear ratio squared, on the joint coordinate; 0 = paper 000's ideal drives. Set it for "
+                      "torque-mode control with the flexible link (see the model file)"),
 }
 RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK4 at this step
 # The FMU's default is the third-order Rosenbrock-W method ROS34PW2 (solver.integrator = 3) at 1.25 ms: at full
@@ -131,13 +135,15 @@ RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK
 # is about 10× real time: no margin. RK4 at RK4_STEP (solver.integrator = 0) stays for reference runs.
 # (In torque mode with the flexible link and LuGre the small-γ methods' first step used to diverge; a step
 # that leaves LuGre's invariant set is now redone by the damped ROS2, kernels.linearly_implicit._guarded_steps.)
-# Torque mode with the flexible link L_fl is fragile: the first rfe of link (1,2) is a hub of ~2e-5 kg·m²
-# between ψ(1,2) and the first sde (its local mode rings at ~1e4 rad/s) and spins at several rad/s once
-# the static start releases it. A drive law feeding back ψ(1,2)'s rate every 10 ms (a PD law) is unstable
-# on it with every method, RK4 at RK4_STEP and no friction included (runs fail within 10-90 ms); with
-# LuGre and zero drives ros2_lowdamp runs with one step redone damped (see above). A real arm has its motor's reflected rotor inertia at ψ(1,2), which the paper
-# does not model. With the rigid link, S_fl L_r J_f in torque mode runs 20 s at rated drives with every
-# method (tests/test_linearly_implicit.py).
+# Torque mode with the flexible link L_fl: the first rfe of link (1,2) is a hub of ~2e-5 kg·m² between ψ(1,2)
+# and the first sde, and paper 000's drives are ideal (the torque acts on the hub alone). A drive law feeding
+# back ψ(1,2)'s rate every 10 ms (a PD law tuned on the arm's 3 kg·m²) then acts on the hub alone within a
+# communication step, and the loop is unstable with every method, RK4 at RK4_STEP and no friction included
+# (runs fail within 10-90 ms). A real arm has its motor's rotor behind a gear at ψ(1,2): option armature
+# (J_m·N², kg·m², on the three revolute drives; default 0 = the paper). With 0.5 kg·m² (load-to-rotor
+# inertia 5.6 at ψ(1,2), inside the servo sizing rule of ≤ 10) S_fl L_fl J_f runs 20 s at rated drives at the
+# default step, as RK4 at RK4_STEP does (tests/test_linearly_implicit.py); 0.2 kg·m² still fails (k_d·dt/J_a
+# = 2.1 > 2). With the rigid link, S_fl L_r J_f in torque mode runs 20 s at rated drives with every method.
 FMU = {"step_size": 1.25e-3, "method": "ros34pw2", "stop_time": 4.0, "static_start": True}
 
 
@@ -168,10 +174,12 @@ def rectangle() -> Rectangle:
 
 
 def build(base: str = "rigid", link: str = "rigid", friction: str = "none", mode: str = "programmed",
-          formulation: str = "gpme", n_div: int = N_DIV) -> Mechanism:
-    """The manipulator of paper 000 §3.1 in variant S_{base}_L_{link}_J_{friction}."""
+          formulation: str = "gpme", n_div: int = N_DIV, armature: float = 0.0) -> Mechanism:
+    """The manipulator of paper 000 §3.1 in variant S_{base}_L_{link}_J_{friction}; armature (kg·m²) on the
+    revolute drives (0: the paper's ideal drives)."""
     check_choices("manipulator", OPTIONS, base=base, link=link, friction=friction, mode=mode,
                   formulation=formulation)
+    armature = OPTIONS["armature"].check("armature", armature)
     mech = Mechanism("manipulator", gravity=GRAVITY,
                      description="OLKC manipulator of paper 000 §3.1 tracking a rectangle (programmed motion)")
     bx, by, bz = BASE_SIZE
@@ -184,7 +192,7 @@ def build(base: str = "rigid", link: str = "rigid", friction: str = "none", mode
 
     def arm_joint(name, kind, parent, child, origin=(0.0, 0.0, 0.0), rotation=None, axis=(0.0, 0.0, 1.0)):
         return Joint(name, kind, parent, child, origin=origin, rotation=rotation, axis=axis, q0=[q[name]],
-                     actuated=True,
+                     actuated=True, armature=armature if kind == "revolute" else 0.0,
                      friction=friction_choice("manipulator", friction, {"lugre": lambda: lugre(name)},
                                               Journal(JOURNAL_D[name])))
 

@@ -80,6 +80,23 @@ def test_rigid_tree_conserves_energy():
     assert max(e["kinetic"] for e in hist) > 1.0      # it really moved
 
 
+def test_drive_armature_is_in_the_kinetic_energy():
+    """The same tree with a rotor on every joint coordinate (armature 0.05-0.5): conserved only if
+    the kinetic energy counts ½·J_a·q̇² of each rotor exactly as M's diagonal does. Without that
+    term the balance would move by the rotors' share of E_k (asserted to be > 1 % of it)."""
+    mech = random_tree(3, n_links=5, base=None, with_spherical=True)
+    rng = np.random.default_rng(5)
+    for j in mech.joints:
+        j.armature = rng.uniform(0.05, 0.5, j.ndof)
+    cm = compile_mechanism(mech)
+    sim = Simulator(cm, step_size=2.5e-4)
+    sim.set_state(qd=np.random.default_rng(0).normal(0, 1.0, cm.nv))
+    hist = run(sim, 10.0)
+    assert drift(hist) <= 1e-7
+    rotor = 0.5 * cm.model.dof_armature @ sim.qd ** 2
+    assert rotor > 0.01 * sim.energies()["kinetic"]
+
+
 def test_flexible_pendulum_conserves_energy():
     cm = compile_mechanism(flexible_pendulum())
     w = omega_max(cm, cm.q0)

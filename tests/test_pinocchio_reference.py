@@ -3,7 +3,8 @@
 Acceptance (issue #2): mass matrix, bias forces, forward dynamics and joint
 reaction wrenches agree to ≤ 1e-9 relative on ≥ 20 random trees — mixed
 revolute/prismatic (plus spherical/universal), random inertias and placements,
-with and without a 6-DOF base on springs.
+with and without a 6-DOF base on springs; and with drive armature (reflected rotor
+inertia) on every joint coordinate, against Pinocchio's ``model.armature``.
 """
 import numpy as np
 import pinocchio as pin
@@ -17,12 +18,23 @@ from fmu_mb.samples import random_tree
 REL = 1e-9
 
 CASES = (
-    [(s, None, False) for s in range(10)]
-    + [(s, None, True) for s in range(10, 14)]
-    + [(s, "springs", False) for s in range(20, 25)]
-    + [(s, "springs", True) for s in range(25, 27)]
-    + [(s, "linearized", False) for s in range(30, 34)]
+    [(s, None, False, False) for s in range(10)]
+    + [(s, None, True, False) for s in range(10, 14)]
+    + [(s, "springs", False, False) for s in range(20, 25)]
+    + [(s, "springs", True, False) for s in range(25, 27)]
+    + [(s, "linearized", False, False) for s in range(30, 34)]
+    + [(s, None, True, True) for s in range(40, 43)]
+    + [(s, "springs", True, True) for s in range(43, 45)]
 )
+
+
+def with_armature(mech, seed):
+    """Random armature (0.01-1 kg·m² or kg) on every coordinate of the arm's joints (not the base)."""
+    rng = np.random.default_rng(seed)
+    for j in mech.joints:
+        if j.name != "base_joint" and j.ndof:
+            j.armature = rng.uniform(0.01, 1.0, j.ndof)
+    return mech
 
 
 def rel(a, b):
@@ -40,14 +52,18 @@ def linearized_support_force(mech, q, v, dofadr):
     return tau
 
 
-@pytest.mark.parametrize("seed,base,spherical", CASES)
-def test_tree_matches_pinocchio(seed, base, spherical):
+@pytest.mark.parametrize("seed,base,spherical,armature", CASES)
+def test_tree_matches_pinocchio(seed, base, spherical, armature):
     mech = random_tree(seed, n_links=7, base=base, with_spherical=spherical)
+    if armature:
+        with_armature(mech, seed)
     cm = compile_mechanism(mech)
     model, data = cm.model, make_data(cm.model)
     pmodel, ids = to_pinocchio(mech)
     pdata = pmodel.createData()
     assert pmodel.nv == model.nv
+    assert (np.count_nonzero(pmodel.armature) == np.count_nonzero(model.dof_armature)) and \
+        (np.count_nonzero(model.dof_armature) > 0) == armature
     rng = np.random.default_rng(1000 + seed)
     q = rng.uniform(-1.0, 1.0, model.nv)
     if base is not None:

@@ -78,6 +78,8 @@ def to_pinocchio(mech: Mechanism):
                 continue
             jid = model.addJoint(pid, _joint_model(j), pin.SE3(R0, origin), j.name)
             ids[j.name] = jid
+            jm = model.joints[jid]
+            model.armature[jm.idx_v:jm.idx_v + jm.nv] = np.broadcast_to(np.asarray(j.armature, float), (jm.nv,))
             if isinstance(link, Beam) and link.flexible:
                 L = link.rfe_lengths()
                 starts = np.concatenate([[0.0], np.cumsum(L)[:-1]])

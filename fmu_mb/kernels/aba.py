@@ -21,10 +21,11 @@ from .spatial import add_inertia_to_parent, force_to_parent, spatial_inertia, ve
 
 @njit(cache=True, error_model="numpy")
 def aba_inertias(m, d):
-    """Articulated inertias: d.IA (before the joint projection), d.Ia (after), U, D.
+    """Articulated inertias: d.IA (before the joint projection), d.Ia (after), U, D (D = Sᵀ I^A S
+    plus the drive's armature, Featherstone's treatment of a rotor on the joint).
 
     Needs forward_kinematics (lR, lp)."""
-    nb, parent, jtype, ax = m.nbody, m.body_parent, m.body_jtype, m.body_axis
+    nb, parent, jtype, ax, dof = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof
     mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
     IA, Ia, U, D, lR, lp, S, Y = d.IA, d.Ia, d.U, d.D, d.lR, d.lp, d.m66, d.r33
     for i in range(nb):
@@ -35,7 +36,7 @@ def aba_inertias(m, d):
             off = 0 if jt == JointType.REVOLUTE else 3
             for r in range(6):
                 U[i, r] = IA[i, r, off] * ax[i, 0] + IA[i, r, off + 1] * ax[i, 1] + IA[i, r, off + 2] * ax[i, 2]
-            Di = U[i, off] * ax[i, 0] + U[i, off + 1] * ax[i, 1] + U[i, off + 2] * ax[i, 2]
+            Di = U[i, off] * ax[i, 0] + U[i, off + 1] * ax[i, 1] + U[i, off + 2] * ax[i, 2] + m.dof_armature[dof[i]]
             D[i] = Di
             inv = 1.0 / Di
             for r in range(6):

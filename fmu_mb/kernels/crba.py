@@ -60,7 +60,7 @@ def composite_inertias(nb, parent, mass, c, Ic, R, t, cm, ch, cJ):
 
 @njit(cache=True, error_model="numpy")
 def crba(m, d):
-    """d.M = M(q) after forward_kinematics (uses lR, lp)."""
+    """d.M = M(q) after forward_kinematics (uses lR, lp), the drives' armature on its diagonal."""
     nb, nv, parent, jtype, ax, dof = m.nbody, m.nv, m.body_parent, m.body_jtype, m.body_axis, m.body_dof
     M, cm, ch, cJ, lR, lp = d.M, d.cm, d.ch, d.cJ, d.lR, d.lp
     for r in range(nv):
@@ -99,3 +99,5 @@ def crba(m, d):
             dj = dof[j]
             M[di, dj] = val
             M[dj, di] = val
+    for k in range(nv):
+        M[k, k] += m.dof_armature[k]

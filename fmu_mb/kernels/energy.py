@@ -1,6 +1,6 @@
 """Energy bookkeeping: kinetic, potential (gravity + springs).
 
-E_k = Σ ½ vᵀ I v (paper 000 eq. (10) in spatial form), E_p = −Σ m gᵀ r_C
+E_k = Σ ½ vᵀ I v (paper 000 eq. (10) in spatial form) + Σ ½ J_a q̇² of the drives' armature, E_p = −Σ m gᵀ r_C
 (eq. (13) for an arbitrary gravity vector) + spring energies (eqs. (15.1),
 (17.1)). Dissipated energy and input work are integrated with the state
 (see fmu_mb.model.compiled), so that E_k + E_p + E_diss − W_in is conserved.
@@ -27,6 +27,8 @@ def energies(m, d, q, v, out):
         if mass[i] != 0.0:
             x, y, z = point_position(oR, op, i, com[i, 0], com[i, 1], com[i, 2])
             eg -= mass[i] * (g[0] * x + g[1] * y + g[2] * z)
+    for k in range(m.nv):
+        ek += 0.5 * m.dof_armature[k] * v[k] * v[k]      # the drives' rotors (kernels.crba)
     out[0] = ek
     out[1] = eg
     out[2] = elastic_energy(m, d, q)

@@ -67,6 +67,14 @@ def backward_pass(nb, parent, jtype, ax, dof, lR, lp, fM, fF, tau):
 
 
 @njit(cache=True, error_model="numpy")
+def add_armature(armature, qdd, tau):
+    """tau += armature·q̈ per coordinate: the drives' reflected rotor inertia (M's diagonal, kernels.crba).
+    It turns with the coordinate and loads no body, so the joint reactions do not see it."""
+    for k in range(tau.shape[0]):
+        tau[k] += armature[k] * qdd[k]
+
+
+@njit(cache=True, error_model="numpy")
 def rnea(m, d, qdd, with_external):
     """Inverse dynamics after forward_kinematics: d.tau = M(q) q̈ + b(q, q̇)
     (b: velocity products, gravity, minus the external support wrenches d.extM/extF
@@ -89,6 +97,7 @@ def rnea(m, d, qdd, with_external):
                 fM[i, r] -= extM[i, r]
                 fF[i, r] -= extF[i, r]
     backward_pass(nb, parent, jtype, ax, dof, lR, lp, fM, fF, tau)
+    add_armature(m.dof_armature, qdd, tau)
 
 
 @njit(cache=True, error_model="numpy")
@@ -133,3 +142,4 @@ def rnea_constrained(m, d, qdd, full):
         fM[i, 0], fM[i, 1], fM[i, 2] = n0 - cM[i, 0], n1 - cM[i, 1], n2 - cM[i, 2]
         fF[i, 0], fF[i, 1], fF[i, 2] = f0 - cF[i, 0], f1 - cF[i, 1], f2 - cF[i, 2]
     backward_pass(nb, parent, jtype, ax, dof, lR, lp, fM, fF, tau)
+    add_armature(m.dof_armature, qdd, tau)

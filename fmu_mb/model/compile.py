@@ -124,10 +124,10 @@ class _Builder:
     def __init__(self):
         self.parent, self.jtype, self.axis, self.R0, self.p0, self.dof = [], [], [], [], [], []
         self.mass, self.com, self.Ic, self.names = [], [], [], []
-        self.dof_names, self.dof_k, self.dof_c, self.dof_qrest = [], [], [], []
+        self.dof_names, self.dof_k, self.dof_c, self.dof_qrest, self.dof_armature = [], [], [], [], []
 
     def body(self, name, parent, jtype, axis=_EZ, R0=None, p0=(0, 0, 0), dof_name=None,
-             mass=0.0, com=(0, 0, 0), Ic=None, k=0.0, c=0.0, qrest=0.0) -> int:
+             mass=0.0, com=(0, 0, 0), Ic=None, k=0.0, c=0.0, qrest=0.0, armature=0.0) -> int:
         self.names.append(name)
         self.parent.append(parent)
         self.jtype.append(jtype)
@@ -145,6 +145,7 @@ class _Builder:
             self.dof_k.append(k)
             self.dof_c.append(c)
             self.dof_qrest.append(qrest)
+            self.dof_armature.append(float(armature))
         return len(self.names) - 1
 
 
@@ -157,17 +158,18 @@ def _joint_chain(b: _Builder, joint, parent_body, R0, p0, mass_props):
         ks, cs, rs = (np.broadcast_to(np.asarray(x, float), (joint.ndof,)) for x in joint.spring)
     else:
         ks = cs = rs = np.zeros(joint.ndof)
+    arm = np.broadcast_to(np.asarray(joint.armature, float), (joint.ndof,))
     if kind == "fixed":
         return b.body(n, parent_body, JointType.FIXED, R0=R0, p0=p0, mass=m, com=com, Ic=Ic)
     if kind in ("revolute", "prismatic"):
         t = JointType.REVOLUTE if kind == "revolute" else JointType.PRISMATIC
         return b.body(n, parent_body, t, axis=joint.axis, R0=R0, p0=p0, dof_name=f"{n}.q",
-                      mass=m, com=com, Ic=Ic, k=ks[0], c=cs[0], qrest=rs[0])
+                      mass=m, com=com, Ic=Ic, k=ks[0], c=cs[0], qrest=rs[0], armature=arm[0])
     if kind == "universal":
         a = b.body(f"{n}[1]", parent_body, JointType.REVOLUTE, axis=joint.axes[0], R0=R0, p0=p0,
-                   dof_name=f"{n}.q1", k=ks[0], c=cs[0], qrest=rs[0])
+                   dof_name=f"{n}.q1", k=ks[0], c=cs[0], qrest=rs[0], armature=arm[0])
         return b.body(n, a, JointType.REVOLUTE, axis=joint.axes[1], dof_name=f"{n}.q2", mass=m, com=com, Ic=Ic,
-                      k=ks[1], c=cs[1], qrest=rs[1])
+                      k=ks[1], c=cs[1], qrest=rs[1], armature=arm[1])
     if kind in ("spherical", "free", "planar"):
         steps = []
         if kind == "planar":
@@ -183,7 +185,7 @@ def _joint_chain(b: _Builder, joint, parent_body, R0, p0, mass_props):
                          R0=R0 if s == 0 else None, p0=p0 if s == 0 else (0, 0, 0),
                          dof_name=f"{n}.{cname}",
                          mass=m if last else 0.0, com=com if last else (0, 0, 0), Ic=Ic if last else None,
-                         k=ks[s], c=cs[s], qrest=rs[s])
+                         k=ks[s], c=cs[s], qrest=rs[s], armature=arm[s])
         return cur
     raise AssertionError(kind)
 
@@ -347,7 +349,7 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         body_com=np.array(b.com).reshape(nb, 3), body_Ic=np.array(b.Ic).reshape(nb, 3, 3),
         dof_body=i64([b.dof.index(d) for d in range(nv)]),
         dof_k=np.array(b.dof_k, float).reshape(nv), dof_c=np.array(b.dof_c, float).reshape(nv),
-        dof_qrest=np.array(b.dof_qrest, float).reshape(nv),
+        dof_qrest=np.array(b.dof_qrest, float).reshape(nv), dof_armature=np.array(b.dof_armature, float).reshape(nv),
         dof_lo=stop[0].copy(), dof_hi=stop[1].copy(), dof_stop_k=stop[2].copy(), dof_stop_c=stop[3].copy(),
         base_dof=i64([base_dof]), base_K=base_K, base_D=base_D,
         lsup_U=np.array(lsup_U, float).reshape(-1, 3, 6), lsup_k=np.array(lsup_k, float).reshape(-1, 3),

@@ -68,6 +68,7 @@ MODEL_SCHEMA = (
     _f("dof_k", "f8", "nv", "joint-space spring stiffness (RFEM sdes, joint springs)"),
     _f("dof_c", "f8", "nv", "joint-space damping"),
     _f("dof_qrest", "f8", "nv", "spring rest position"),
+    _f("dof_armature", "f8", "nv", "reflected rotor inertia added to M's diagonal, kg·m² or kg"),
     _f("dof_lo", "f8", "nv", "lower joint stop, rad or m (−inf: none)"),
     _f("dof_hi", "f8", "nv", "upper joint stop, rad or m (+inf: none)"),
     _f("dof_stop_k", "f8", "nv", "joint stop stiffness beyond a stop, N·m/rad or N/m"),

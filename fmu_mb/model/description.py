@@ -173,6 +173,11 @@ class Joint:
     stops: optional (lower, upper, stiffness, damping) per coordinate: joint limits
     (rad or m; ±inf for none) enforced by a penalty spring-damper that acts only
     beyond them, τ = −k·(q − limit) − c·q̇ (N·m/rad or N/m, N·m·s/rad or N·s/m).
+    armature: reflected rotor inertia of the joint's drive per coordinate (kg·m² or kg;
+    a motor rotor J_m behind a gear of ratio N reflects J_m·N²), added to the diagonal
+    of M (MuJoCo's ``armature``, Pinocchio's ``model.armature``). It is a rotor turning
+    with the coordinate's rate; its reaction on the stator (the parent link) and its
+    gyroscopic terms are neglected, as in both engines.
     """
     name: str
     kind: str
@@ -188,6 +193,7 @@ class Joint:
     friction: Friction | None = None
     spring: tuple | None = None
     stops: tuple | None = None
+    armature: object = 0.0
 
     @property
     def ndof(self) -> int:
@@ -234,6 +240,12 @@ class Joint:
                 raise ValueError(f"{owner}: spring stiffness and damping must be finite and >= 0")
             if np.any(~np.isfinite(r)):
                 raise ValueError(f"{owner}: spring rest position must be finite")
+        arm = np.asarray(self.armature, dtype=float)
+        if arm.ndim > 1 or (arm.ndim == 1 and arm.shape != (n,)) or np.any(~np.isfinite(arm)) or np.any(arm < 0):
+            raise ValueError(f"{owner}: armature must be one finite value >= 0 or {n} of them, kg·m² or kg "
+                             f"(got {self.armature!r})")
+        if np.any(arm > 0) and n == 0:
+            raise ValueError(f"{owner}: a fixed joint has no coordinate to carry an armature")
         if self.stops is not None:
             if len(self.stops) != 4 or n == 0:
                 raise ValueError(f"{owner}: stops must be (lower, upper, stiffness, damping) on a joint with "
