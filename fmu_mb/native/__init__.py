@@ -21,6 +21,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+from ..model.compiled import DATA_SCHEMA, MODEL_SCHEMA
 from ..sources import this_core_digest
 
 #: where a core carries its native kernels (FMUs: resources/fmu_mb/native/lib)
@@ -28,6 +29,18 @@ LIB_DIR = Path(__file__).resolve().parent / "lib"
 MANIFEST = "manifest.json"
 
 _loaded: dict = {}
+
+
+def field_schema() -> dict:
+    """{"model": [[field, dtype, ndim], ...], "data": [...]} from the schema of fmu_mb.model.compiled
+    (ndim -1 for a scalar int field): the kernels' argument types, whatever mechanism they run."""
+    def rows(schema):
+        return [[f.name, "int64", -1] if f.dtype == "int" else [f.name, _NUMPY[f.dtype], len(f.shape)]
+                for f in schema]
+    return {"model": rows(MODEL_SCHEMA), "data": rows(DATA_SCHEMA)}
+
+
+_NUMPY = {"f8": "float64", "i8": "int64"}
 
 
 def ext_suffix() -> str:

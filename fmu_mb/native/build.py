@@ -34,9 +34,8 @@ from numba.extending import intrinsic
 
 from ..kernels.entries import ENTRIES
 from ..kernels.handles import DataStruct, ModelStruct
-from ..model.compiled import DATA_SCHEMA, MODEL_SCHEMA
 from ..sources import this_core_digest
-from . import LIB_DIR, MANIFEST, check, ext_suffix, module_name
+from . import LIB_DIR, MANIFEST, check, ext_suffix, field_schema, module_name
 
 
 def _pointer_intrinsic(dtype):
@@ -51,18 +50,6 @@ def _pointer_intrinsic(dtype):
 
 
 _POINTERS = {"float64": _pointer_intrinsic(types.float64), "int64": _pointer_intrinsic(types.int64)}
-
-
-def field_schema() -> dict:
-    """{"model": [[field, dtype, ndim], ...], "data": [...]} from the schema of fmu_mb.model.compiled
-    (ndim -1 for a scalar int field): the kernels' argument types, whatever mechanism they run."""
-    def rows(schema):
-        return [[f.name, "int64", -1] if f.dtype == "int" else [f.name, _NUMPY[f.dtype], len(f.shape)]
-                for f in schema]
-    return {"model": rows(MODEL_SCHEMA), "data": rows(DATA_SCHEMA)}
-
-
-_NUMPY = {"f8": "float64", "i8": "int64"}
 
 
 def _decoder(cls, schema):

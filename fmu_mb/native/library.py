@@ -1,0 +1,231 @@
+"""One native kernel library: the entry points of fmu_mb.kernels.entries as plain C functions.
+
+    python -m fmu_mb.native.library [--out DIR] [--target linux64|win64]
+
+Each entry of kernels.entries is compiled by numba as a ``cfunc`` whose arguments are C types
+(Model and Data as int64 address blocks, arrays as pointer + shape, scalars by value), rebuilding
+inside the very StructRefs the JIT kernels receive (native.build's decoders), so the machine code
+below the entry is the kernels' own. The LLVM IR numba generates for it is taken *without* numba's
+Python wrapper (the cfunc's ``cfunc.*`` function, the only user of the CPython API), the modules
+are linked into one, and llvmlite emits one object file for the chosen target triple. A generated
+C shim calls each inner function (numba's calling convention: status, result pointer, exception
+info) and a small C runtime (runtime.c) provides the two symbols of numba's runtime the code still
+uses (the StructRef boxes). Linked with the system's C compiler (mingw-w64 for win64) into
+``fmu_mb_kernels.so``/``.dll``: libc and libm only.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import time
+from importlib import import_module
+from pathlib import Path
+
+from numba import carray, cfunc, types  # noqa: F401  (carray: used by the generated entries)
+
+from ..kernels.entries import ENTRIES
+from ..kernels.handles import DataStruct, ModelStruct
+from . import field_schema
+from .build import _decoder
+
+RUNTIME_C = Path(__file__).resolve().parent / "runtime.c"
+
+#: target name -> (LLVM triple, C compiler, shared-library name)
+TARGETS = {
+    "linux64": ("x86_64-unknown-linux-gnu", "cc", "fmu_mb_kernels.so"),
+    "win64": ("x86_64-w64-windows-gnu", "x86_64-w64-mingw32-gcc", "fmu_mb_kernels.dll"),
+}
+
+# numba argument type of the entry table -> (C parameters, numba cfunc argument types, expression rebuilding it)
+_SCALARS = {"f8": ("double", types.float64), "i8": ("int64_t", types.int64)}
+
+
+def _arg(i: int, t: str):
+    """(C parameter list, numba types, Python expression) of entry argument ``a<i>`` of table type ``t``."""
+    if t in _SCALARS:
+        c, nt = _SCALARS[t]
+        return [f"{c} a{i}"], [nt], f"a{i}"
+    if t == "b1":
+        return [f"int64_t a{i}"], [types.int64], f"a{i} != 0"
+    m = re.fullmatch(r"(f8|i8)\[(.*)\]", t)
+    if not m:
+        raise ValueError(f"no C form for kernel argument type {t!r}")
+    c, nt = _SCALARS[m.group(1)]
+    ndim = len(m.group(2).split(","))
+    dims = [f"a{i}_n{k}" for k in range(ndim)]
+    return ([f"{c} *a{i}"] + [f"int64_t {d}" for d in dims], [types.CPointer(nt)] + [types.int64] * ndim,
+            f"carray(a{i}, ({', '.join(dims)},))")
+
+
+def entry_spec(name: str):
+    """(Python source of the cfunc, its numba signature, C prototype of the public function, C call)."""
+    e = ENTRIES[name]
+    cparams, ntypes, exprs = ["const int64_t *mb", "const int64_t *db"], [types.CPointer(types.int64)] * 2, []
+    for i, t in enumerate(e.args):
+        c, n, x = _arg(i, t)
+        cparams += c
+        ntypes += n
+        exprs.append(x)
+    call = f"kernel(model_of(carray(mb, (NMB,))), data_of(carray(db, (NDB,))), {', '.join(exprs)})"
+    if e.result == "void":
+        body, rtype, ctype = f"    {call}\n    return 0\n", types.int64, "int64_t"
+    elif e.result in ("b1", "i8"):
+        body, rtype, ctype = f"    return {call}\n", types.int64, "int64_t"
+    elif e.result == "f8":
+        body, rtype, ctype = f"    return {call}\n", types.float64, "double"
+    elif e.result == "UniTuple(f8, 3)":
+        cparams.append("double *out")
+        ntypes.append(types.CPointer(types.float64))
+        body = f"    r = {call}\n    out[0] = r[0]\n    out[1] = r[1]\n    out[2] = r[2]\n    return 0\n"
+        rtype, ctype = types.int64, "int64_t"
+    else:
+        raise ValueError(f"no C form for kernel result type {e.result!r}")
+    args = [p.split()[-1].lstrip("*") for p in cparams]
+    src = f"def entry({', '.join(args)}):\n{body}"
+    return src, rtype(*ntypes), cparams, ctype, args
+
+
+def _compile_entry(name, model_of, data_of, nmb, ndb):
+    """The numba cfunc of one entry; returns (IR without the Python wrapper, inner symbol)."""
+    e = ENTRIES[name]
+    src, sig, *_ = entry_spec(name)
+    ns = {"kernel": getattr(import_module(f"fmu_mb.kernels.{e.module}"), e.function), "model_of": model_of,
+          "data_of": data_of, "carray": carray, "NMB": nmb, "NDB": ndb}
+    exec(src, ns)
+    cf = cfunc(sig, nopython=True, error_model="numpy")(ns["entry"])
+    inner = cf.native_name[len("cfunc."):]
+    ir = _without_wrapper(cf._library.get_llvm_str(), cf.native_name)
+    return ir.replace(f"@{inner}(", f"@fmu_mb_k_{name}(").replace(f'@"{inner}"(', f"@fmu_mb_k_{name}("), inner
+
+
+def _without_wrapper(ir: str, wrapper: str) -> str:
+    """The module minus numba's C wrapper function (the only code calling the CPython API)."""
+    out, skip = [], False
+    for line in ir.split("\n"):
+        if line.startswith("define") and (f"@{wrapper}(" in line or f'@"{wrapper}"(' in line):
+            skip = True
+        if not skip:
+            out.append(line)
+        elif line == "}":
+            skip = False
+    return "\n".join(out)
+
+
+def shim_source(names) -> str:
+    """C shim: the exported fmu_mb_<entry>(..., result) calling each inner function."""
+    lines = ["/* generated by fmu_mb.native.library: C entry points of the numba-compiled kernels */",
+             "#include <stdint.h>", "#include \"fmu_mb_kernels.h\"", ""]
+    for name in names:
+        _, _, cparams, ctype, args = entry_spec(name)
+        lines.append(f"extern int32_t fmu_mb_k_{name}({ctype} *ret, void **exc, {', '.join(cparams)});")
+        lines.append(f"FMU_MB_KERNELS_API int32_t fmu_mb_{name}({', '.join(cparams)}, {ctype} *result) {{")
+        lines.append(f"    {ctype} r = 0; void *exc = 0;")
+        lines.append(f"    int32_t st = fmu_mb_k_{name}(&r, &exc, {', '.join(args)});")
+        lines.append("    if (result) *result = r;")
+        lines.append("    return st;")
+        lines.append("}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def header_source(names) -> str:
+    lines = ["/* generated by fmu_mb.native.library: the numba-compiled kernels of fmu_mb as C functions.",
+             " * Every function returns 0 on success (numba's status code otherwise); mb/db are the",
+             " * int64 address blocks of a Model and a Data (fmu_mb.backend.address_block). */",
+             "#ifndef FMU_MB_KERNELS_H", "#define FMU_MB_KERNELS_H", "#include <stdint.h>",
+             "#if defined(_WIN32)", "#define FMU_MB_KERNELS_API __declspec(dllexport)", "#else",
+             "#define FMU_MB_KERNELS_API __attribute__((visibility(\"default\")))", "#endif", ""]
+    for name in names:
+        _, _, cparams, ctype, _ = entry_spec(name)
+        lines.append(f"FMU_MB_KERNELS_API int32_t fmu_mb_{name}({', '.join(cparams)}, {ctype} *result);")
+    lines += ["", "#endif", ""]
+    return "\n".join(lines)
+
+
+def _llvm():
+    import llvmlite.binding as llvm
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    return llvm
+
+
+def emit_object(irs, triple: str, cpu: str = "") -> bytes:
+    """One object file for ``triple`` from the entries' IR modules (linked into one)."""
+    llvm = _llvm()
+    tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, opt=3, reloc="pic", codemodel="default")
+    mod = None
+    for ir in irs:
+        m = llvm.parse_assembly(ir)
+        m.triple = triple
+        m.data_layout = str(tm.target_data)
+        if mod is None:
+            mod = m
+        else:
+            mod.link_in(m)
+    mod.verify()
+    return tm.emit_object(mod)
+
+
+def build(out, targets=("linux64",), names=None, verbose: bool = False) -> dict:
+    """Compile the entries (default: all of kernels.entries) into ``out``/<target>/: the shared library,
+    its header and the object file. Returns {target: path of the library}."""
+    t0 = time.perf_counter()
+    names = sorted(names or ENTRIES)
+    schema = field_schema()
+    model_of, data_of = _decoder(ModelStruct, schema["model"]), _decoder(DataStruct, schema["data"])
+    nmb = sum(1 if n < 0 else 1 + n for _, _, n in schema["model"])
+    ndb = sum(1 if n < 0 else 1 + n for _, _, n in schema["data"])
+    irs = []
+    for name in names:
+        ir, _ = _compile_entry(name, model_of, data_of, nmb, ndb)
+        irs.append(ir)
+        if verbose:
+            print(f"  {name}: {time.perf_counter() - t0:.1f} s")
+    out = Path(out)
+    built = {}
+    for target in targets:
+        triple, cc, libname = TARGETS[target]
+        d = out / target
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "fmu_mb_kernels.h").write_text(header_source(names))
+        (d / "fmu_mb_kernels_shim.c").write_text(shim_source(names))
+        obj = d / "fmu_mb_kernels.o"
+        obj.write_bytes(emit_object(irs, triple))
+        cmd = [cc, "-shared", "-O2", "-fPIC", "-o", str(d / libname), str(obj), str(d / "fmu_mb_kernels_shim.c"),
+               str(RUNTIME_C), "-I", str(d), "-lm"]
+        if shutil.which(cc) is None:
+            raise RuntimeError(f"the {target} kernel library needs the C compiler {cc} (Debian: "
+                               f"{'build-essential' if target == 'linux64' else 'gcc-mingw-w64-x86-64'}); "
+                               f"the object file is in {obj}")
+        if target == "linux64":
+            vs = d / "exports.map"
+            vs.write_text("{ global: " + " ".join(f"fmu_mb_{n};" for n in names) + " local: *; };\n")
+            cmd += [f"-Wl,--version-script={vs}", "-Wl,-Bsymbolic"]
+        else:
+            cmd += ["-static-libgcc"]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(f"linking the {target} kernel library failed ({' '.join(cmd)}):\n{run.stderr}")
+        built[target] = d / libname
+    if verbose:
+        print(f"built {', '.join(map(str, built.values()))} in {time.perf_counter() - t0:.1f} s")
+    return built
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Compile fmu_mb's kernel entry points into one native C library "
+                                 "(no Python at run time).")
+    ap.add_argument("--out", default="build/native", help="output directory (default: %(default)s)")
+    ap.add_argument("--target", nargs="+", default=["linux64"], choices=sorted(TARGETS),
+                    help="platforms (default: linux64; win64 needs mingw-w64)")
+    args = ap.parse_args(argv)
+    for target, path in build(args.out, args.target, verbose=True).items():
+        print(f"{target}: {path}")
+
+
+if __name__ == "__main__":
+    main()
