@@ -129,7 +129,7 @@ RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK
 # detail (S_fl L_fl J_f, LuGre) it stays within 5.0e-4 rad/m of RK4 at RK4_STEP over the 4 s scenario (2.7e-4 at
 # 1 ms, 7.1e-4 at 1.5 ms; 1.2e-4 at 0.1 ms, where what is left is the link's 2.9e4 rad/s sde vibration, which no
 # step above ~1e-5 s follows), its joint-force RMS (eq. 34) within 1.8e-3 relative, the violation bounds of
-# Fig. 8 hold, and through FMPy it runs at 13.9× real time (11.4× at 1 ms: 1.25 ms keeps margin on both
+# Fig. 8 hold, and through FMPy it runs at 13.7× real time (11.4× at 1 ms: 1.25 ms keeps margin on both
 # targets, 1e-3 and 10×; bench/realtime.py, tests/test_linearly_implicit.py). ROS2 needs
 # 0.48 ms for 9.6e-4 (γ = 1 − 1/√2; the error is the psi13 swing's phase after x15 and x14 break away), which
 # is about 10× real time: no margin. RK4 at RK4_STEP (solver.integrator = 0) stays for reference runs.
