@@ -373,13 +373,15 @@ def _tracking_run(name, opts, method, h, T=20.0, dt=0.01, omega=10.0, zeta=0.7):
     return sim, err, peak, rated, abs(e["balance"] - e0), e["dissipated"]
 
 
-@pytest.mark.parametrize("name, opts, method, h, max_err", [
-    ("rpsup", dict(base="flexible", coupler="flexible", friction="lugre"), "ros2_lowdamp", 1e-3, 5e-3),
-    ("manipulator", dict(base="flexible", link="rigid", friction="lugre"), "ros2_lowdamp", 5e-4, 0.1),
-    ("manipulator", dict(base="flexible", link="rigid", friction="lugre"), "ros34pw2", 1.25e-3, 0.1),
-    ("manipulator", dict(base="flexible", link="flexible", friction="lugre", armature=0.5), "ros34pw2", 1.25e-3, 0.15),
+@pytest.mark.parametrize("name, opts, method, h, max_err, balance", [
+    ("rpsup", dict(base="flexible", coupler="flexible", friction="lugre"), "ros2_lowdamp", 1e-3, 5e-3, 1e-3),
+    ("manipulator", dict(base="flexible", link="rigid", friction="lugre"), "ros2_lowdamp", 5e-4, 0.1, 1e-3),
+    ("manipulator", dict(base="flexible", link="rigid", friction="lugre"), "ros34pw2", 1.25e-3, 0.1, 1e-3),
+    ("manipulator", dict(base="flexible", link="flexible", friction="lugre", armature=0.5), "ros34pw2", 1.25e-3,
+     0.15, 1e-3),
+    ("three_loop", dict(friction="stribeck"), "rk4", 1e-3, 2.0, 5e-3),
 ])
-def test_drives_at_rated_torques_run_20_s_in_torque_mode(name, opts, method, h, max_err):
+def test_drives_at_rated_torques_run_20_s_in_torque_mode(name, opts, method, h, max_err, balance):
     """Issue #12's robustness run: 20 s in torque mode with LuGre, drives of the programmed run's size
     (feed-forward of its required drives plus a PD law sampled at 10 ms). Measured: RPSUP (flexible base
     and coupler) tracks to 1.2e-3 m with an energy drift of 5.6e-6 of the 1.6 J dissipated; manipulator
@@ -390,10 +392,14 @@ def test_drives_at_rated_torques_run_20_s_in_torque_mode(name, opts, method, h, 
     ROS2-lowdamp at 0.5 ms the same, 2.2e-5. Without rotors (the paper's ideal drives) the PD law's rate
     term sampled every 10 ms acts on the ~2e-5 kg·m² hub of the flexible link alone and the loop is
     unstable with every method, RK4 at 2e-5 s included (0.02 and 0.2 kg·m² too: k_d·dt/J_a > 2 at
-    ψ(1,2)); see models/manipulator.py."""
+    ψ(1,2)); see models/manipulator.py. three_loop with Stribeck friction at its default (RK4, 1 ms):
+    20 s, balance 3.0e-3 of the 0.16 J dissipated (5.3e-6 at 0.25 ms: RK4's step error, h^4.6); its
+    tracking error is the periodic replay's jump back to the start at 10 s (1 rad of the 0.1 rad/s
+    drive), not a failure. (ROS2 at 1 ms runs it but balances only to 1.9× the dissipated energy: not
+    three_loop's method.)"""
     sim, err, peak, rated, drift, dissipated = _tracking_run(name, opts, method, h)
     assert sim.t == pytest.approx(20.0) and sim.friction_failures == 0
     assert err <= max_err
     assert peak.max() <= 2.0 * rated.max()              # drives of the papers' size, not a fight
-    assert dissipated > 0.5
-    assert drift <= 1e-3 * dissipated
+    assert dissipated > 0.1                              # the friction is working
+    assert drift <= balance * dissipated
