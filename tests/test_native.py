@@ -100,28 +100,24 @@ def native_results(native_dir, tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_native_kernels_equal_the_jit_kernels_bitwise(native_results, name):
-    cm = compile_mechanism(registry.build(name))
-    jit = _run(cm, "jit")
-    nat = [native_results[f"{name}/{i}"] for i in range(len(jit))]
-    assert f"{name}/{len(jit)}" not in native_results
-    for k, (a, b) in enumerate(zip(jit, nat)):
+def assert_bitwise(name, expected, got) -> None:
+    """Every result array of two :func:`_run` runs (or any two lists) equal bit for bit."""
+    for k, (a, b) in enumerate(zip(expected, got)):
         assert np.array_equal(a, b), f"{name}: result {k} differs by {np.max(np.abs(a - b)):.3e}"
-    assert np.max(np.abs(jit[0] - Simulator(cm).x)) > 1e-6          # the runs moved
 
 
-def test_an_fmu_process_with_native_kernels_never_imports_numba(native_dir):
-    """The point of the native kernels: the slave module, model compilation, statics, steps
-    and outputs run without numba in the process."""
+def assert_runs_without_numba(simulator_args: str, setup: str = "") -> None:
+    """In a fresh process: ``setup``, then every mechanism compiled, statically started, stepped and
+    evaluated by a Simulator(cm, <simulator_args>); numba must never be imported."""
     code = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-import fmu_mb.fmi.slave
+{setup}
 from fmu_mb import registry
 from fmu_mb.model.compile import compile_mechanism
 from fmu_mb.simulator import Simulator
-for name in {MODELS!r}:
-    s = Simulator(compile_mechanism(registry.build(name)), kernels="native", kernel_dirs=({str(native_dir)!r},))
+for name in registry.available():
+    s = Simulator(compile_mechanism(registry.build(name)), {simulator_args})
     s.initialize(static=True)
     s.step(0.01)
     s.evaluate()
@@ -130,6 +126,22 @@ print("numba" in sys.modules)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[-1] == "False"
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_native_kernels_equal_the_jit_kernels_bitwise(native_results, name):
+    cm = compile_mechanism(registry.build(name))
+    jit = _run(cm, "jit")
+    nat = [native_results[f"{name}/{i}"] for i in range(len(jit))]
+    assert f"{name}/{len(jit)}" not in native_results
+    assert_bitwise(name, jit, nat)
+    assert np.max(np.abs(jit[0] - Simulator(cm).x)) > 1e-6          # the runs moved
+
+
+def test_an_fmu_process_with_native_kernels_never_imports_numba(native_dir):
+    """The point of the native kernels: the slave module, model compilation, statics, steps
+    and outputs run without numba in the process."""
+    assert_runs_without_numba(f'kernels="native", kernel_dirs=({str(native_dir)!r},)', "import fmu_mb.fmi.slave")
 
 
 def test_native_kernels_are_refused_for_another_core(native_dir, tmp_path):

@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,9 +27,8 @@ from fmu_mb import registry
 from fmu_mb.kernels.entries import ENTRIES
 from fmu_mb.model.compile import compile_mechanism
 from fmu_mb.simulator import Simulator
-from tests.test_native import _run
+from tests.test_native import _run, assert_bitwise, assert_runs_without_numba
 
-ROOT = Path(__file__).resolve().parents[1]
 MINGW = shutil.which("x86_64-w64-mingw32-gcc")
 
 
@@ -78,9 +76,7 @@ def test_windows_library_imports_only_system_dlls(libraries):
 def test_library_kernels_equal_the_jit_kernels_bitwise(clib, name):
     """Statics, steps with a remainder, outputs, energies, points, uniqueness, projection."""
     cm = compile_mechanism(registry.build(name))
-    jit, lib = _run(cm, "jit"), _run(cm, clib)
-    for k, (a, b) in enumerate(zip(jit, lib)):
-        assert np.array_equal(a, b), f"{name}: result {k} differs by {np.max(np.abs(a - b)):.3e}"
+    assert_bitwise(name, _run(cm, "jit"), _run(cm, clib))
 
 
 FULL_DETAIL = [("crane", dict(link="flexible", friction="lugre", base="flexible"), "ros2_lowdamp", 1e-3),
@@ -99,8 +95,7 @@ def test_linearly_implicit_methods_at_full_detail_are_bitwise_the_jit(clib, name
         for _ in range(30):
             sim.step(0.01)
         runs.append((sim.x.copy(), sim.evaluate().copy(), sim.data.fF.copy()))
-    for a, b in zip(*runs):
-        assert np.array_equal(a, b)
+    assert_bitwise(name, *runs)
     assert np.max(np.abs(runs[0][0] - Simulator(cm).x)) > 1e-6
 
 
@@ -128,21 +123,5 @@ def test_two_instances_stepping_in_threads_give_the_sequential_bits(clib):
 
 
 def test_a_process_on_the_library_never_imports_numba(libraries):
-    code = f"""
-import sys
-sys.path.insert(0, {str(ROOT)!r})
-from fmu_mb import registry
-from fmu_mb.model.compile import compile_mechanism
-from fmu_mb.native.clib import CLibraryKernels
-from fmu_mb.simulator import Simulator
-k = CLibraryKernels({str(libraries["linux64"])!r})
-for name in registry.available():
-    s = Simulator(compile_mechanism(registry.build(name)), kernels=k)
-    s.initialize(static=True)
-    s.step(0.01)
-    s.evaluate()
-print("numba" in sys.modules)
-"""
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split()[-1] == "False"
+    assert_runs_without_numba("kernels=k", "from fmu_mb.native.clib import CLibraryKernels\n"
+                              f"k = CLibraryKernels({str(libraries['linux64'])!r})")

@@ -8,6 +8,7 @@ C-contiguous. Importable without numba.
 """
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 
@@ -16,6 +17,13 @@ class Entry(NamedTuple):
     function: str
     args: tuple          # argument types after (model, data)
     result: str
+
+
+def array_type(t: str):
+    """(element code "f8" | "i8", number of dimensions) of an array argument type such as "f8[:, ::1]";
+    None for a scalar type ("f8", "i8", "b1")."""
+    m = re.fullmatch(r"(f8|i8)\[(.*)\]", t)
+    return None if m is None else (m.group(1), len(m.group(2).split(",")))
 
 
 _X = ("f8[::1]", "f8", "f8[::1]", "f8")                 # x, t, tau_drive, h

@@ -10,11 +10,10 @@ entry (a numba exception, which the kernels do not raise) becomes a RuntimeError
 from __future__ import annotations
 
 import ctypes
-import re
 
 import numpy as np
 
-from ..kernels.entries import ENTRIES
+from ..kernels.entries import ENTRIES, array_type
 
 _C = {"f8": ctypes.c_double, "i8": ctypes.c_int64, "b1": ctypes.c_int64}
 _P = ctypes.c_void_p
@@ -24,9 +23,8 @@ def _converter(t: str):
     """(ctypes argument types, function turning one Python argument into their values)."""
     if t in _C:
         return [_C[t]], (lambda a: (a,))
-    m = re.fullmatch(r"(f8|i8)\[(.*)\]", t)
-    ndim = len(m.group(2).split(","))
-    dtype = np.float64 if m.group(1) == "f8" else np.int64
+    code, ndim = array_type(t)
+    dtype = np.float64 if code == "f8" else np.int64
 
     def conv(a):
         if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim and a.flags.c_contiguous):

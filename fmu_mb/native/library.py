@@ -16,7 +16,6 @@ uses (the StructRef boxes). Linked with the system's C compiler (mingw-w64 for w
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import subprocess
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from numba import carray, cfunc, types  # noqa: F401  (carray: used by the generated entries)
 
-from ..kernels.entries import ENTRIES
+from ..kernels.entries import ENTRIES, array_type
 from ..kernels.handles import DataStruct, ModelStruct
 from . import field_schema
 from .build import _decoder
@@ -49,11 +48,11 @@ def _arg(i: int, t: str):
         return [f"{c} a{i}"], [nt], f"a{i}"
     if t == "b1":
         return [f"int64_t a{i}"], [types.int64], f"a{i} != 0"
-    m = re.fullmatch(r"(f8|i8)\[(.*)\]", t)
-    if not m:
+    arr = array_type(t)
+    if arr is None:
         raise ValueError(f"no C form for kernel argument type {t!r}")
-    c, nt = _SCALARS[m.group(1)]
-    ndim = len(m.group(2).split(","))
+    code, ndim = arr
+    c, nt = _SCALARS[code]
     dims = [f"a{i}_n{k}" for k in range(ndim)]
     return ([f"{c} *a{i}"] + [f"int64_t {d}" for d in dims], [types.CPointer(nt)] + [types.int64] * ndim,
             f"carray(a{i}, ({', '.join(dims)},))")
@@ -88,7 +87,8 @@ def entry_spec(name: str):
 
 
 def _compile_entry(name, model_of, data_of, nmb, ndb):
-    """The numba cfunc of one entry; returns (IR without the Python wrapper, inner symbol)."""
+    """LLVM IR of the numba cfunc of one entry, without its Python wrapper, the inner function renamed
+    fmu_mb_k_<entry> (the symbol the C shim calls)."""
     e = ENTRIES[name]
     src, sig, *_ = entry_spec(name)
     ns = {"kernel": getattr(import_module(f"fmu_mb.kernels.{e.module}"), e.function), "model_of": model_of,
@@ -97,7 +97,7 @@ def _compile_entry(name, model_of, data_of, nmb, ndb):
     cf = cfunc(sig, nopython=True, error_model="numpy")(ns["entry"])
     inner = cf.native_name[len("cfunc."):]
     ir = _without_wrapper(cf._library.get_llvm_str(), cf.native_name)
-    return ir.replace(f"@{inner}(", f"@fmu_mb_k_{name}(").replace(f'@"{inner}"(', f"@fmu_mb_k_{name}("), inner
+    return ir.replace(f"@{inner}(", f"@fmu_mb_k_{name}(").replace(f'@"{inner}"(', f"@fmu_mb_k_{name}(")
 
 
 def _without_wrapper(ir: str, wrapper: str) -> str:
@@ -181,8 +181,7 @@ def build(out, targets=("linux64",), names=None, verbose: bool = False) -> dict:
     ndb = sum(1 if n < 0 else 1 + n for _, _, n in schema["data"])
     irs = []
     for name in names:
-        ir, _ = _compile_entry(name, model_of, data_of, nmb, ndb)
-        irs.append(ir)
+        irs.append(_compile_entry(name, model_of, data_of, nmb, ndb))
         if verbose:
             print(f"  {name}: {time.perf_counter() - t0:.1f} s")
     out = Path(out)
