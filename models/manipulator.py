@@ -63,8 +63,20 @@ L2 = 0.6                        # upper arm (1,2), the flexible one
 TUBE_D, TUBE_T = 0.020, 0.0015
 RHO, E_MOD, G_MOD = 2700.0, 7.0e10, 2.6e10
 N_DIV = 4                       # RFEM sections (5 rfes, 4 sdes; paper 001 eq. 7); option n_div
-SDE_DAMPING = 1e-6              # s: sde damping = β·stiffness, ≈ 1.5 % of critical at the highest
-                                # (torsion) sde mode 2.9e4 rad/s; larger β makes that mode stiff for RK4
+#: sde damping, option model.damping: stiffness-proportional β (s), the modal damping ratio of a mode
+#: ω being β·ω/2. The link's modes with the joints locked (tests/test_manipulator.py computes them from
+#: M and the sde stiffness): 17 rad/s (the arm below swinging on the bent tube), 50, 91, 281, then the
+#: short rfes' own modes 2.3e3 … 3.8e4 rad/s (torsion of the ~2e-5 kg·m² hubs).
+#: DAMPING_LITERATURE = 1.2e-3 s puts 1 % of critical on the first mode, the low end of the 1–5 % that
+#: structural dynamics assumes for jointed metal structures (the crane's option gives its base 2 %);
+#: above ~1.7e3 rad/s the rfe modes are overdamped (fastest pole −β·ω² ≈ −1.8e6 1/s), which RK4 follows
+#: only below h ≈ 1.6e-6 s (h·|λ| ≤ 2.785) and the linearly implicit methods take in their stride.
+#: The default, SDE_DAMPING = 1e-6 s (1.5 % at the 2.9e4 rad/s torsion mode, 8.5e-6 at 17 rad/s: the
+#: link's own vibration is practically undamped), because paper 000 gives no value (Table 2 lost) and
+#: its RK4 at h = 1e-5 s — the reference runs at RK4_STEP = 2e-5 s — must run the default model (RK4 at
+#: 2e-5 s holds up to β ≈ 9e-5 s). The literature value with the default ROS34PW2 step: see FMU below.
+SDE_DAMPING = 1e-6
+DAMPING_LITERATURE = 1.2e-3
 L3 = 0.25                       # link (1,3): guide of slider (1,4), 2.0 kg
 M3 = 2.0
 A4 = 0.1                        # x(1,5) guide on the head of slider (1,4), 0.1 m ahead of its frame
@@ -123,6 +135,11 @@ OPTIONS = {
                       "reflected rotor inertia of each revolute drive (phi11, psi12, psi13): motor rotor times "
                       "gear ratio squared, on the joint coordinate; 0 = paper 000's ideal drives. Set it for "
                       "torque-mode control with the flexible link (see the model file)"),
+    "damping": Value(SDE_DAMPING, 0.0, 1e-2, "s",
+                     "stiffness-proportional damping beta of link (1,2)'s sdes (modal ratio beta*omega/2). Default "
+                     "1e-6: the link practically undamped, as paper 000's RK4 at 1e-5 s needs; 1.2e-3 (the "
+                     "literature's 1 % at the link's first mode, 17 rad/s) for the linearly implicit integrators: "
+                     "RK4 then needs a step below 1.6e-6 s"),
 }
 RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK4 at this step
 # The FMU's default is the third-order Rosenbrock-W method ROS34PW2 (solver.integrator = 3) at 1.25 ms: at full
@@ -144,6 +161,9 @@ RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK
 # inertia 5.6 at ψ(1,2), inside the servo sizing rule of ≤ 10) S_fl L_fl J_f runs 20 s at rated drives at the
 # default step, as RK4 at RK4_STEP does (tests/test_linearly_implicit.py); 0.2 kg·m² still fails (k_d·dt/J_a
 # = 2.1 > 2). With the rigid link, S_fl L_r J_f in torque mode runs 20 s at rated drives with every method.
+# With model.damping = DAMPING_LITERATURE the default step runs S_fl L_fl J_f 5.4e-4 from RK4 at 1.25e-6 s, and
+# its tenth step 9.7e-7 (the damping removes the sde vibration that stops the default damping's convergence at
+# 1.4e-4 above); joint-force RMS within 1.9e-3 (tests/test_manipulator.py).
 FMU = {"step_size": 1.25e-3, "method": "ros34pw2", "stop_time": 4.0, "static_start": True}
 
 
@@ -174,12 +194,14 @@ def rectangle() -> Rectangle:
 
 
 def build(base: str = "rigid", link: str = "rigid", friction: str = "none", mode: str = "programmed",
-          formulation: str = "gpme", n_div: int = N_DIV, armature: float = 0.0) -> Mechanism:
+          formulation: str = "gpme", n_div: int = N_DIV, armature: float = 0.0,
+          damping: float = SDE_DAMPING) -> Mechanism:
     """The manipulator of paper 000 §3.1 in variant S_{base}_L_{link}_J_{friction}; armature (kg·m²) on the
-    revolute drives (0: the paper's ideal drives)."""
+    revolute drives (0: the paper's ideal drives); damping β (s) of link (1,2)'s sdes (paper 000 eq. 18)."""
     check_choices("manipulator", OPTIONS, base=base, link=link, friction=friction, mode=mode,
                   formulation=formulation)
     armature = OPTIONS["armature"].check("armature", armature)
+    damping = OPTIONS["damping"].check("damping", damping)
     mech = Mechanism("manipulator", gravity=GRAVITY,
                      description="OLKC manipulator of paper 000 §3.1 tracking a rectangle (programmed motion)")
     bx, by, bz = BASE_SIZE
@@ -202,7 +224,7 @@ def build(base: str = "rigid", link: str = "rigid", friction: str = "none", mode
              arm_joint("phi11", "revolute", "base", "link11", rotation=_rz(0.5 * math.pi), axis=(1.0, 0.0, 0.0)))
     area, I, J = tube_section()
     mech.add(Beam("link12", L2, RHO, area, I, I, J, E_MOD, G_MOD,
-                  n_div=n_div if link == "flexible" else 0, damping=SDE_DAMPING),
+                  n_div=n_div if link == "flexible" else 0, damping=damping),
              arm_joint("psi12", "revolute", "link11", "link12", origin=SHOULDER, rotation=_rz(math.pi)))
     mech.add(_rod("link13", M3, L3, 0.5 * L3),
              arm_joint("psi13", "revolute", "link12", "link13", origin=(L2, 0.0, 0.0), rotation=_rz(0.5 * math.pi)))

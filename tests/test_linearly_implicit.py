@@ -436,3 +436,63 @@ def test_five_axis_driven_along_paper_002s_motion_runs_20_s_with_stribeck():
     assert err <= 0.5 and peak <= 1.5 * required
     assert e["dissipated"] > 10.0
     assert abs(e["balance"] - e0) <= 1e-6 * e["dissipated"]
+
+
+def _slide(sim, cm, rod):
+    """Displacement d of the slider along the platform's y axis from its mid position (paper 004's
+    driving coordinate of pair H), from the planar coordinates of the two bodies."""
+    p, s = cm.joint("platform").dofadr, cm.joint("slider").dofadr
+    xp, yp, phi = sim.q[p:p + 3]
+    y_axis = np.array([-np.sin(phi), np.cos(phi)])
+    return float((sim.q[s:s + 2] - np.array([xp, yp]) + rod * y_axis) @ y_axis)
+
+
+@pytest.mark.parametrize("method, max_err, balance", [("rk4", 1e-3, 1e-12), ("ros34pw2", 1e-3, 2e-9)])
+def test_mobile_robot_steered_by_its_force_runs_20_s_in_torque_mode(method, max_err, balance):
+    """The mobile robot (paper 004) in torque mode, steered by the steering.force input instead of the
+    driving constraint d(t): the programmed run's force of that constraint on the slider (≤ 0.52 N,
+    replayed periodically) plus a PD law on d sampled every 10 ms (ω = 10 1/s on the 0.5 kg slider, rate
+    by backward difference, as a digital controller has it), at the FMU's 1 ms. The robot has no
+    friction and no dissipation: its energy balance is E_k alone, 13.95 J. Measured: d tracks to
+    2.85e-4 m of its ±11 mm swing, peak force 0.536 N; balance 9.8e-13 J with RK4 (the FMU's default;
+    the knife edges' and pairs' reactions do no work), 1.0e-8 J with ROS34PW2 (its step is not
+    conservative). With the force alone (no PD) d drifts off and the steering linkage runs into its
+    singular configuration, as an unsteered vehicle would."""
+    mod = registry.load("mobile_robot")
+    assert mod.FMU["step_size"] == 1e-3 and mod.FMU.get("method", "rk4") == "rk4"
+    dt, n = 0.01, int(round(mod.FMU["stop_time"] / 0.01))
+    cm = compile_mechanism(mod.build())
+    sim = Simulator(cm, 1e-3)
+    sim.initialize(static=False)
+    ref, ff = [], []
+    for _ in range(n):
+        sim.evaluate()
+        force, _ = sim.constraint_reaction("drive")                  # world axes, on the slider
+        phi = sim.q[cm.joint("platform").dofadr + 2]
+        y_axis = np.array([-np.sin(phi), np.cos(phi)])
+        ref.append(_slide(sim, cm, mod.ROD)), ff.append(float(force[:2] @ y_axis))
+        assert ref[-1] == pytest.approx(sim.data.con_g[cm.row("drive"), 0], abs=1e-12)   # d as the constraint has it
+        sim.step(dt)
+    ref_v = np.gradient(ref, dt)
+    cmt = compile_mechanism(mod.build(mode="torque"))
+    steering = [f.name for f in cmt.mechanism.forces].index("steering")
+    sim = Simulator(cmt, 1e-3, method=method)
+    sim.initialize(static=False)
+    e0 = sim.energies()["balance"]
+    m_s = mod.BODIES["slider"][0]
+    kp, kd = 100.0 * m_s, 14.0 * m_s
+    err, peak, d_prev = 0.0, 0.0, _slide(sim, cmt, mod.ROD)
+    for k in range(2 * n):
+        i = k % n
+        d = _slide(sim, cmt, mod.ROD)
+        rate, d_prev = (d - d_prev) / dt, d
+        f = ff[i] + kp * (ref[i] - d) + kd * (ref_v[i] - rate)
+        peak = max(peak, abs(f))
+        sim.hold_inputs([], [], [steering], [f])
+        sim.step(dt)
+        err = max(err, abs(_slide(sim, cmt, mod.ROD) - ref[(k + 1) % n]))
+    e = sim.energies()
+    assert sim.t == pytest.approx(20.0)
+    assert err <= max_err and max(np.abs(ref)) > 0.01                # it steered (±11 mm) and followed
+    assert peak <= 1.5 * max(np.abs(ff))
+    assert abs(e["balance"] - e0) <= balance * e0

@@ -23,7 +23,7 @@ class Choice:
         if value in self.values:
             return value
         raise ValueError(f"parameter '{name}' must be one of {', '.join(f'{i} = {v}' for i, v in enumerate(self.values))} "
-                         f"(got {value!r})")
+                         f"(got {_shown(value)})")
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Flag:
     def check(self, name, value) -> bool:
         if isinstance(value, (bool, int)) and value in (0, 1, True, False):
             return bool(value)
-        raise ValueError(f"parameter '{name}' must be true or false (got {value!r})")
+        raise ValueError(f"parameter '{name}' must be true or false (got {_shown(value)})")
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Count:
 
     def check(self, name, value) -> int:
         if isinstance(value, bool) or not float(value).is_integer() or not (self.min <= value <= self.max):
-            raise ValueError(f"parameter '{name}' must be an integer in [{self.min}, {self.max}] (got {value!r})")
+            raise ValueError(f"parameter '{name}' must be an integer in [{self.min}, {self.max}] (got {_shown(value)})")
         return int(value)
 
 
@@ -62,8 +62,14 @@ class Value:
         v = float(value)
         if not (math.isfinite(v) and self.min <= v <= self.max):
             raise ValueError(f"parameter '{name}' must be a finite number in [{self.min:g}, {self.max:g}]"
-                             f"{' ' + self.unit if self.unit else ''} (got {value!r})")
+                             f"{' ' + self.unit if self.unit else ''} (got {_shown(value)})")
         return v
+
+
+
+def _shown(value) -> str:
+    """repr of a value as the user typed it (numpy scalars from an FMU's value table as plain numbers)."""
+    return repr(value.item() if hasattr(value, "item") and getattr(value, "ndim", 1) == 0 else value)
 
 
 Option = Choice | Flag | Count | Value

@@ -66,7 +66,7 @@ def static_start(cm, offset: float | None = None) -> np.ndarray:
 # ------------------------------------------------------------------ one run
 def simulate(base="rigid", link="rigid", friction="none", h: float | None = None, T: float = 4.0,
              dt_force: float = 1e-4, dt_out: float = 1e-3, formulation="gpme", n_div: int | None = None,
-             method: str = "rk4") -> dict:
+             method: str = "rk4", damping: float | None = None) -> dict:
     """Run one variant with RK4 at the model's RK4 step (or ``method`` at ``h``); returns the time series
     (every dt_out) and the RMS of the joint forces (trapezoid on the dt_force grid)."""
     mod = registry.load("manipulator")
@@ -74,6 +74,8 @@ def simulate(base="rigid", link="rigid", friction="none", h: float | None = None
     opts = dict(base=base, link=link, friction=friction, formulation=formulation)
     if n_div is not None:
         opts["n_div"] = n_div
+    if damping is not None:
+        opts["damping"] = damping
     cm = compile_mechanism(registry.build("manipulator", **opts))
     q0 = static_start(cm)
     sim = Simulator(cm, step_size=h, method=method)
