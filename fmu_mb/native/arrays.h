@@ -1,0 +1,31 @@
+/* Reader of fmu_mb's arrays file (fmu_mb/native/arrays.py documents the layout): the compiled
+ * arrays of a mechanism, and the int64 address blocks the kernel library takes, without Python. */
+#ifndef FMU_MB_ARRAYS_H
+#define FMU_MB_ARRAYS_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    char name[64];
+    int64_t kind;        /* 0 float64 array, 1 int64 array, 2 int64 scalar */
+    int64_t ndim;
+    int64_t shape[4];
+    int64_t count;       /* number of values */
+    void *values;        /* 8-byte aligned; the scalar's value for kind 2 */
+} fmu_mb_record;
+
+typedef struct {
+    char digest[65];
+    int64_t n;
+    fmu_mb_record *records;
+} fmu_mb_arrays;
+
+/* Load a file; NULL on failure with a message in err (errlen bytes). */
+fmu_mb_arrays *fmu_mb_arrays_load(const char *path, char *err, size_t errlen);
+/* The record called name, or NULL. */
+fmu_mb_record *fmu_mb_arrays_find(fmu_mb_arrays *a, const char *name);
+/* The address block of the consecutive records whose names start with prefix ("model.", "data."):
+ * per record its address and shape, a scalar its value. malloc'ed (free it); *n its length. */
+int64_t *fmu_mb_arrays_block(fmu_mb_arrays *a, const char *prefix, int64_t *n);
+void fmu_mb_arrays_free(fmu_mb_arrays *a);
+#endif

@@ -1,0 +1,80 @@
+/* A plain C program stepping a mechanism with fmu_mb's native kernel library: no Python, no
+ * environment. Usage: kernels_host LIBRARY ARRAYS ENTRY N OUT
+ *   LIBRARY  fmu_mb_kernels.so / .dll (fmu_mb.native.library)
+ *   ARRAYS   arrays file (fmu_mb.native.arrays) with model.*, data.* and the records
+ *            state.x, state.tau_drive, state.t, state.h (float64 arrays of one value for t, h)
+ *   ENTRY    a steps entry, e.g. rk4_steps_tree, ros3_steps_constrained
+ *   N        number of steps;  OUT  file receiving x after the steps (raw float64)
+ * Exit status 0 on success; prints why otherwise. Built for Linux (gcc) and Windows (mingw-w64). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrays.h"
+
+#if defined(_WIN32)
+#include <windows.h>
+static void *open_library(const char *p) { return (void *)LoadLibraryA(p); }
+static void *symbol(void *h, const char *s) { return (void *)GetProcAddress((HMODULE)h, s); }
+#else
+#include <dlfcn.h>
+static void *open_library(const char *p) { return dlopen(p, RTLD_NOW | RTLD_LOCAL); }
+static void *symbol(void *h, const char *s) { return dlsym(h, s); }
+#endif
+
+typedef int32_t (*steps_fn)(const int64_t *, const int64_t *, double *, int64_t, double, double *, int64_t,
+                            double, int64_t, int64_t *);
+
+static fmu_mb_record *need(fmu_mb_arrays *a, const char *name) {
+    fmu_mb_record *r = fmu_mb_arrays_find(a, name);
+    if (!r || r->kind != 0) {
+        fprintf(stderr, "arrays file has no float64 record %s\n", name);
+        exit(3);
+    }
+    return r;
+}
+
+int main(int argc, char **argv) {
+    char err[512], sym[128];
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s LIBRARY ARRAYS ENTRY N OUT\n", argv[0]);
+        return 2;
+    }
+    void *lib = open_library(argv[1]);
+    if (!lib) {
+        fprintf(stderr, "cannot load %s\n", argv[1]);
+        return 3;
+    }
+    snprintf(sym, sizeof sym, "fmu_mb_%s", argv[3]);
+    steps_fn steps = (steps_fn)symbol(lib, sym);
+    if (!steps) {
+        fprintf(stderr, "%s exports no %s\n", argv[1], sym);
+        return 3;
+    }
+    fmu_mb_arrays *a = fmu_mb_arrays_load(argv[2], err, sizeof err);
+    if (!a) {
+        fprintf(stderr, "%s\n", err);
+        return 3;
+    }
+    int64_t nm, nd, ok = 0;
+    int64_t *mb = fmu_mb_arrays_block(a, "model.", &nm), *db = fmu_mb_arrays_block(a, "data.", &nd);
+    fmu_mb_record *x = need(a, "state.x"), *tau = need(a, "state.tau_drive");
+    double t = *(double *)need(a, "state.t")->values, h = *(double *)need(a, "state.h")->values;
+    int64_t n = atoll(argv[4]);
+    int32_t status = steps(mb, db, (double *)x->values, x->count, t, (double *)tau->values, tau->count, h, n, &ok);
+    if (status != 0 || !ok) {
+        fprintf(stderr, "%s returned status %d, ok %lld\n", sym, (int)status, (long long)ok);
+        return 4;
+    }
+    FILE *out = fopen(argv[5], "wb");
+    if (!out || fwrite(x->values, 8, (size_t)x->count, out) != (size_t)x->count) {
+        fprintf(stderr, "cannot write %s\n", argv[5]);
+        return 3;
+    }
+    fclose(out);
+    printf("%s: %lld steps of %g s from t = %g, %lld states\n", sym, (long long)n, h, t, (long long)x->count);
+    free(mb);
+    free(db);
+    fmu_mb_arrays_free(a);
+    return 0;
+}
