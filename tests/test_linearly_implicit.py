@@ -439,12 +439,13 @@ def test_five_axis_driven_along_paper_002s_motion_runs_20_s_with_stribeck():
 
 
 def _slide(sim, cm, rod):
-    """Displacement d of the slider along the platform's y axis from its mid position (paper 004's
-    driving coordinate of pair H), from the planar coordinates of the two bodies."""
+    """(d, y): displacement d of the slider along the platform's y axis from its mid position (paper
+    004's driving coordinate of pair H), from the planar coordinates of the two bodies, and that axis
+    (world)."""
     p, s = cm.joint("platform").dofadr, cm.joint("slider").dofadr
     xp, yp, phi = sim.q[p:p + 3]
     y_axis = np.array([-np.sin(phi), np.cos(phi)])
-    return float((sim.q[s:s + 2] - np.array([xp, yp]) + rod * y_axis) @ y_axis)
+    return float((sim.q[s:s + 2] - np.array([xp, yp]) + rod * y_axis) @ y_axis), y_axis
 
 
 @pytest.mark.parametrize("method, max_err, balance", [("rk4", 1e-3, 1e-12), ("ros34pw2", 1e-3, 2e-9)])
@@ -468,9 +469,8 @@ def test_mobile_robot_steered_by_its_force_runs_20_s_in_torque_mode(method, max_
     for _ in range(n):
         sim.evaluate()
         force, _ = sim.constraint_reaction("drive")                  # world axes, on the slider
-        phi = sim.q[cm.joint("platform").dofadr + 2]
-        y_axis = np.array([-np.sin(phi), np.cos(phi)])
-        ref.append(_slide(sim, cm, mod.ROD)), ff.append(float(force[:2] @ y_axis))
+        d, y_axis = _slide(sim, cm, mod.ROD)
+        ref.append(d), ff.append(float(force[:2] @ y_axis))
         assert ref[-1] == pytest.approx(sim.data.con_g[cm.row("drive"), 0], abs=1e-12)   # d as the constraint has it
         sim.step(dt)
     ref_v = np.gradient(ref, dt)
@@ -481,16 +481,16 @@ def test_mobile_robot_steered_by_its_force_runs_20_s_in_torque_mode(method, max_
     e0 = sim.energies()["balance"]
     m_s = mod.BODIES["slider"][0]
     kp, kd = 100.0 * m_s, 14.0 * m_s
-    err, peak, d_prev = 0.0, 0.0, _slide(sim, cmt, mod.ROD)
+    err, peak, d_prev = 0.0, 0.0, _slide(sim, cmt, mod.ROD)[0]
     for k in range(2 * n):
         i = k % n
-        d = _slide(sim, cmt, mod.ROD)
+        d = _slide(sim, cmt, mod.ROD)[0]
         rate, d_prev = (d - d_prev) / dt, d
         f = ff[i] + kp * (ref[i] - d) + kd * (ref_v[i] - rate)
         peak = max(peak, abs(f))
         sim.hold_inputs([], [], [steering], [f])
         sim.step(dt)
-        err = max(err, abs(_slide(sim, cmt, mod.ROD) - ref[(k + 1) % n]))
+        err = max(err, abs(_slide(sim, cmt, mod.ROD)[0] - ref[(k + 1) % n]))
     e = sim.energies()
     assert sim.t == pytest.approx(20.0)
     assert err <= max_err and max(np.abs(ref)) > 0.01                # it steered (±11 mm) and followed

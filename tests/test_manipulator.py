@@ -170,11 +170,18 @@ def test_fmu_default_integrator_at_full_detail_meets_the_papers_bounds():
     link's sde vibration at 2.9e4 rad/s (its error is the same at 0.1 and 0.2 ms); joint-force RMS
     (eq. 34) within 1.8e-3 relative; violation 6.7e-5 m from B on and 1.6e-7 m after 2.2 s (RK4: the
     same to 1e-10 m); the friction loop converged everywhere and no step was redone."""
-    opts = dict(base="flexible", link="flexible", friction="lugre")
     assert (MOD.FMU["method"], MOD.FMU["step_size"]) == ("ros34pw2", 1.25e-3)
-    h = MOD.FMU["step_size"]
-    ref = scen.simulate(**opts, dt_force=h, dt_out=0.01)
-    runs = [scen.simulate(**opts, h=step, method="ros34pw2", dt_force=h, dt_out=0.01) for step in (h, h / 10)]
+    _assert_default_step_accuracy(dict(base="flexible", link="flexible", friction="lugre"))
+
+
+def _assert_default_step_accuracy(opts, ref_h=None):
+    """The FMU's default method and step on ``opts`` over the 4 s scenario against RK4 at ``ref_h`` (default:
+    the model's RK4_STEP) and against itself at a tenth of its step, joint forces sampled every step:
+    coordinates within 1e-3 of both, no friction-loop failure, joint-force RMS (eq. 34) within 2 %, the
+    violation bounds of paper 000 Fig. 8. Returns the coordinates (reference, default step, tenth step)."""
+    h, method = MOD.FMU["step_size"], MOD.FMU["method"]
+    ref = scen.simulate(**opts, h=ref_h, dt_force=h, dt_out=0.01)
+    runs = [scen.simulate(**opts, h=step, method=method, dt_force=h, dt_out=0.01) for step in (h, h / 10)]
     coords = [np.array([r["series"][f"{j}.q"] for j in JOINTS]) for r in [ref] + runs]
     assert np.abs(coords[1] - coords[0]).max() <= 1e-3
     assert np.abs(coords[1] - coords[2]).max() <= 1e-3
@@ -183,6 +190,7 @@ def test_fmu_default_integrator_at_full_detail_meets_the_papers_bounds():
     assert max(abs(r["rms"][k] - ref["rms"][k]) / ref["rms"][k] for k in ref["rms"]) <= 0.02
     during, after = scen.violation_bounds(r["series"])
     assert during <= 5e-3 and after <= 5e-7
+    return coords
 
 
 def test_literature_damping_is_one_percent_at_the_links_first_mode():
@@ -221,18 +229,8 @@ def test_fmu_default_integrator_with_literature_damping_converges_to_rk4():
     sim = Simulator(cm, step_size=1e-6)
     sim.set_state(q=scen.static_start(cm))
     assert 1.4e-6 <= rk4_step_limit(sim).h_max <= 1.8e-6
-    h = MOD.FMU["step_size"]
-    ref = scen.simulate(**opts, h=1.25e-6, dt_force=h, dt_out=0.01)
-    runs = [scen.simulate(**opts, h=step, method="ros34pw2", dt_force=h, dt_out=0.01) for step in (h, h / 10)]
-    coords = [np.array([r["series"][f"{j}.q"] for j in JOINTS]) for r in [ref] + runs]
-    assert np.abs(coords[1] - coords[0]).max() <= 1e-3
-    assert np.abs(coords[1] - coords[2]).max() <= 1e-3
-    assert np.abs(coords[2] - coords[0]).max() <= 1e-5            # converges to the reference
-    r = runs[0]
-    assert r["friction_failures"] == 0
-    assert max(abs(r["rms"][k] - ref["rms"][k]) / ref["rms"][k] for k in ref["rms"]) <= 0.02
-    during, after = scen.violation_bounds(r["series"])
-    assert during <= 5e-3 and after <= 5e-7
+    ref, _, tenth = _assert_default_step_accuracy(opts, ref_h=1.25e-6)
+    assert np.abs(tenth - ref).max() <= 1e-5                        # converges to the reference
 
 
 # ------------------------------------------------------------------------------------------ forces
