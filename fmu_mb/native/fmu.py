@@ -1,0 +1,383 @@
+"""Native FMUs: the kernel library and a C FMI 2.0 layer in one binary, no Python on the host.
+
+    binaries/linux64/<model>.so, binaries/win64/<model>.dll
+        fmu_mb/native/fmi2_native.c (the FMI 2.0 co-simulation layer: state machine, checks,
+        logging, FMU states), the generated model table (fmu_mb_model.c: every variable of the
+        interface table with its role, range and start; the option combinations carried), the
+        arrays-file reader (arrays.c) and the kernel library's object code (fmu_mb.native.library:
+        the numba-compiled kernels emitted by LLVM for the target), linked by the system's C
+        compiler (mingw-w64 for win64): libc and libm only.
+    resources/variants/<k>.arrays
+        per combination of the model's Choice/Flag options (fmi.interface.option_variants), the
+        compiled Model and a fresh Data (fmu_mb.native.arrays) plus what the FMU needs at
+        fmi2ExitInitializationMode: the start state, the coordinate of every start value and drive,
+        the output table (fmu_mb.outputs.spec_table), the static equilibrium of the built start values
+        and the RK4 stability limit at the start (fmu_mb.stability).
+
+The modelDescription.xml is the pythonfmu FMU's (same interface table, same GUID: an FMU state of
+one kind restores into the other). What stays Python and is therefore fixed at build time, each
+refused with a message naming it when set otherwise: model options other than Choice/Flag
+(Count, Value: the built value), programmed-trajectory inputs (their segment tables come from the
+model file's trajectory classes), and the static start (init.static) for start values or gravity
+other than the built ones (the equilibrium is solved in Python, fmu_mb.statics).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .. import registry
+from ..codes import GROUP_NAMES, SolverOption, SolverStat
+from ..model import options as opt
+from ..model.compile import compile_mechanism
+from ..model.compiled import state_vector
+from ..outputs import spec_table
+from ..sources import this_core_digest
+from . import arrays, field_schema
+from .library import TARGETS
+
+HERE = Path(__file__).resolve().parent
+LAYER_C = HERE / "fmi2_native.c"
+LAYER_H = HERE / "fmi2_native.h"
+ARRAYS_C = HERE / "arrays.c"
+
+# variable roles of the model table (fmi2_native.h: enum fmu_mb_role)
+ROLES = {("option",): 1, ("solver", "step_size"): 2, ("solver", "integrator"): 3,
+         ("solver", "max_steps_per_call"): 4, ("gravity",): 5, ("init", "static"): 6, ("solver", "alpha"): 7,
+         ("solver", "beta"): 8, ("solver", "projection"): 9, ("solver", "max_violation"): 10,
+         ("init", "assemble"): 11, ("q_start",): 12, ("qd_start",): 13, ("tau_drive",): 20, ("body_force",): 21,
+         ("traj",): 22}
+ROLE_OUTPUT, ROLE_VIOLATION = 30, 31
+TYPES = {"Real": 0, "Integer": 1, "Boolean": 2}
+CAUSALITIES = {"parameter": 0, "input": 1, "output": 2}
+GROUP_CODES = {g: i for i, g in enumerate(GROUP_NAMES)}
+
+
+def _role(source) -> int:
+    kind = source[0]
+    if kind in ("option", "gravity", "q_start", "qd_start", "tau_drive", "body_force", "traj"):
+        return ROLES[(kind,)]
+    return ROLES[tuple(source[:2])]
+
+
+def kernel_objects(targets=("linux64",), log=print) -> dict:
+    """{target: directory with fmu_mb_kernels.o, its shim and header}: the kernel library of this core,
+    compiled once into ``$FMU_MB_CACHE/kernel-library/<core digest>/`` (about 20 s per target)."""
+    from .library import build
+    root = Path(os.environ.get("FMU_MB_CACHE") or Path.home() / ".cache" / "fmu_mb") / "kernel-library" / \
+        this_core_digest()[:16]
+    missing = [t for t in targets if not (root / t / "fmu_mb_kernels.o").is_file()]
+    if missing:
+        log(f"compiling the kernel library for {', '.join(missing)} (once per core version) ...")
+        with tempfile.TemporaryDirectory(prefix="fmu_mb_kernels_", dir=root.parent if root.parent.exists()
+                                         else None) as tmp:
+            build(tmp, missing)
+            for t in missing:
+                (root / t).parent.mkdir(parents=True, exist_ok=True)
+                shutil.rmtree(root / t, ignore_errors=True)
+                shutil.copytree(Path(tmp) / t, root / t)
+    return {t: root / t for t in targets}
+
+
+# ----------------------------------------------------------------------------- variants
+def _option_codes(module, itf, variant: dict) -> list:
+    """The values of the option parameters (in value-reference order) that select ``variant``."""
+    options = getattr(module, "OPTIONS", {})
+    out = []
+    for v in itf.vars:
+        if v.source[0] != "option":
+            continue
+        o = options[v.source[1]]
+        val = variant.get(v.source[1], o.default)
+        out.append(float(o.values.index(val)) if isinstance(o, opt.Choice) else float(val))
+    return out
+
+
+def _defaults(itf) -> dict:
+    return {tuple(v.source): float(v.start) for v in itf.vars if v.causality == "parameter"}
+
+
+def variant_records(module, itf, variant: dict, meta: dict) -> tuple[list, dict]:
+    """(arrays-file records, facts for the model table) of one option combination at the
+    interface's default parameter values; the order of operations is MechanismSlave._build's."""
+    from ..simulator import Simulator
+    from ..stability import rk4_step_limit
+    from ..statics import constrained_static_equilibrium, static_equilibrium
+    defaults = _defaults(itf)
+    mech = module.build(**variant)
+    mech.gravity = tuple(defaults[("gravity", k)] for k in range(3))
+    cm = compile_mechanism(mech)
+    m = cm.model
+    solver = {}
+    if ("solver", "alpha") in defaults:
+        solver = dict(alpha=defaults[("solver", "alpha")], beta=defaults[("solver", "beta")],
+                      projection=bool(defaults[("solver", "projection")]))
+
+    def dof(joint, k=0):
+        try:
+            j = cm.joint(joint)
+        except KeyError:
+            return -1
+        return j.dofadr + k if k < j.ndof else -1
+
+    start = [v for v in itf.vars if v.source[0] in ("q_start", "qd_start")]
+    start_dof = np.array([dof(*v.source[1:]) for v in start], np.int64)
+    q0, qd0 = np.array(cm.q0), np.array(cm.qd0)
+    for v, d in zip(start, start_dof):
+        if d >= 0:
+            (q0 if v.source[0] == "q_start" else qd0)[d] = float(v.start)
+    fnames = [f.name for f in cm.mechanism.forces]
+    drive_dof = np.array([dof(*v.source[1:]) for v in itf.vars if v.source[0] == "tau_drive"], np.int64)
+    force_idx = np.array([fnames.index(v.source[1]) for v in itf.vars if v.source[0] == "body_force"], np.int64)
+    outputs = itf.of("output")
+    kind, a, b, f = spec_table(cm, [itf.vars[i].source for i in outputs])
+
+    sim = Simulator(cm, step_size=defaults[("solver", "step_size")], assemble=False, kernels="auto", **solver)
+    schema = field_schema()
+    model_rec = arrays.schema_records("model", sim.model, schema["model"])
+    data_rec = [(n, v.copy() if isinstance(v, np.ndarray) else v)
+                for n, v in arrays.schema_records("data", sim.data, schema["data"])]
+    # the static start of the built values (Simulator.initialize's first half, on this Data)
+    ms = cm.mechanism.solver
+    groups = tuple(g for g in ms.static_groups if any(c.group == g for c in cm.constraints))
+    static_note, q_static, sdata_rec = "", None, []
+    try:
+        if groups:
+            q_static = constrained_static_equilibrium(cm, q=q0, hold=ms.static_hold, groups=groups, t=0.0,
+                                                      run=sim.data, kernels=sim.k).q
+            sdata_rec = [("s" + n, v.copy() if isinstance(v, np.ndarray) else v)
+                         for n, v in arrays.schema_records("data", sim.data, schema["data"])]
+        else:
+            q_static = static_equilibrium(cm, q=q0, kernels=sim.k).q
+    except RuntimeError as exc:
+        static_note = str(exc)
+    limits = []
+    for static in (False, True):
+        h_max, lam = math.inf, complex(math.nan)
+        if not static or q_static is not None:
+            s2 = Simulator(cm, step_size=defaults[("solver", "step_size")], assemble=False, kernels="auto", **solver)
+            try:
+                s2.initialize(q0, qd0, t=0.0, static=static, assemble=bool(defaults.get(("init", "assemble"), 1)))
+                lim = rk4_step_limit(s2)
+                h_max, lam = lim.h_max, lim.eigenvalue
+            except RuntimeError:
+                h_max = math.nan          # the start itself fails: the FMU reports that, not a limit
+        limits += [h_max, lam.real, lam.imag]
+    mask = np.array([int(g in ms.assemble) for g in GROUP_NAMES], np.int64)
+    records = model_rec + data_rec + sdata_rec + [
+        ("fmu.x0", state_vector(m, q0, qd0)),
+        ("fmu.start_dof", start_dof), ("fmu.drive_dof", drive_dof), ("fmu.force_idx", force_idx),
+        ("fmu.out_vr", np.array(outputs, np.int64)), ("fmu.out_kind", kind), ("fmu.out_a", a), ("fmu.out_b", b),
+        ("fmu.out_f", np.ascontiguousarray(f, float)),
+        ("fmu.q_static", np.zeros(0) if q_static is None else np.asarray(q_static, float)),
+        ("fmu.rk4_limit", np.array(limits, float)),
+        ("fmu.assemble_mask", mask),
+        ("fmu.flags", np.array([int(bool(ms.assemble) and m.nc > 0), int(bool(np.any(m.con_rel))),
+                                int(bool(groups)), int(m.nc > 0)], np.int64)),
+    ]
+    facts = {"constraints": {c.name: c for c in cm.constraints}, "cm": cm, "static_note": static_note}
+    return records, facts
+
+
+# ----------------------------------------------------------------------------- C model table
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (UTF-8; every byte outside printable ASCII as an octal escape)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= byte < 127 and ch != "?":
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def _num(x) -> str:
+    if x is None:
+        return "0.0"
+    x = float(x)
+    if math.isinf(x):
+        return "HUGE_VAL" if x > 0 else "-HUGE_VAL"
+    return repr(x) if math.isfinite(x) else "NAN"
+
+
+def model_table_source(itf, guid: str, variant_rows: list, violation_info: dict, options_text: list,
+                       fixed_options: list) -> str:
+    """C source of the model table (fmi2_native.h's declarations) for one FMU. ``fixed_options``: per
+    option parameter 1 if it is not a Choice/Flag (its built value is the only one carried)."""
+    lines = ["/* generated by fmu_mb.native.fmu from the FMU's interface table: do not edit */",
+             "#include <math.h>", "#include \"fmi2_native.h\"", "",
+             f"const char FMU_MB_MODEL_ID[] = {c_string(itf.model)};",
+             f"const char FMU_MB_GUID[] = {c_string(guid)};",
+             f"const char FMU_MB_INTERFACE_DIGEST[] = {c_string(itf.digest())};",
+             f"const int FMU_MB_NVARS = {len(itf.vars)};",
+             "const fmu_mb_var FMU_MB_VARS[] = {"]
+    counters: dict = {}
+    out_index = 0
+    for v in itf.vars:
+        if v.causality == "output":
+            role = ROLE_VIOLATION if v.source[0] in ("con_violation", "con_violation_angle") else ROLE_OUTPUT
+            aux = out_index
+            out_index += 1
+        else:
+            role = _role(v.source)
+            key = "start" if role in (12, 13) else role
+            aux = v.source[1] if role == 5 else counters.get(key, 0)
+            if role != 5:
+                counters[key] = aux + 1
+        has_range = v.min is not None and v.type != "Boolean"
+        start = 0.0 if v.start is None else float(v.start)
+        extra = "NULL"
+        if role == ROLE_VIOLATION:
+            info = violation_info.get(v.source[1])
+            extra = c_string(info) if info else "NULL"
+        lines.append(f"    {{{c_string(v.name)}, {TYPES[v.type]}, {CAUSALITIES[v.causality]}, {role}, {aux}, "
+                     f"{_num(start)}, {_num(v.min if has_range else 0)}, {_num(v.max if has_range else 0)}, "
+                     f"{int(has_range)}, {c_string(v.unit or '')}, {extra}}},")
+    lines.append("};")
+    n_opt = sum(1 for v in itf.vars if v.source[0] == "option")
+    lines.append(f"const int FMU_MB_NOPTIONS = {n_opt};")
+    lines.append("const int FMU_MB_OPTION_FIXED[] = {" + ", ".join(str(int(x)) for x in fixed_options or [0]) + "};")
+    lines.append(f"const int FMU_MB_NVARIANTS = {len(variant_rows)};")
+    flat = [x for row in variant_rows for x in row] or [0.0]
+    lines.append("const double FMU_MB_VARIANT_OPTIONS[] = {" + ", ".join(_num(x) for x in flat) + "};")
+    lines.append("const char *const FMU_MB_VARIANT_TEXT[] = {" + ", ".join(c_string(t) for t in options_text) +
+                 "};")
+    from ..simulator import METHODS
+    kern = {"rk4": 0, "ros2": 1, "ros3": 2}
+    lines.append("const int FMU_MB_METHOD_KERNEL[] = {" + ", ".join(str(kern[m.kernel]) for m in METHODS.values())
+                 + "};")
+    lines.append("const double FMU_MB_METHOD_GAMMA[] = {" + ", ".join(_num(m.gamma) for m in METHODS.values())
+                 + "};")
+    lines.append("const char *const FMU_MB_METHOD_NAME[] = {" + ", ".join(c_string(n) for n in METHODS) + "};")
+    lines.append(f"const int FMU_MB_NMETHODS = {len(METHODS)};")
+    lines.append(f"const int FMU_MB_SLOT[] = {{{SolverOption.ALPHA}, {SolverOption.BETA}, {SolverOption.PROJECTION},"
+                 f" {SolverOption.ROS2_GAMMA}, {SolverStat.PIVOT_RATIO_CHOSEN}, {SolverStat.PIVOT_RATIO},"
+                 f" {SolverStat.RANK}, {SolverStat.PROJECTION_RESIDUAL}, {SolverOption.PROJECTION_TOL}}};")
+    return "\n".join(lines) + "\n"
+
+
+def _violation_text(name: str, facts_list) -> str | None:
+    """'<group>|<type>|<point name>' of constraint ``name`` for the FMU's violation messages."""
+    from ..fmi.slave import MechanismSlave
+    for facts in facts_list:
+        info = facts["constraints"].get(name)
+        if info is None:
+            continue
+
+        class _Probe:              # MechanismSlave._point_name needs only self._sim.cm
+            _sim = type("S", (), {"cm": facts["cm"]})
+        point = MechanismSlave._point_name(_Probe(), info) or ""
+        return f"{info.group}|{info.type}|{point}"
+    return None
+
+
+# ----------------------------------------------------------------------------- linking
+def link(target: str, kernels: Path, table_c: Path, dest: Path) -> Path:
+    """Compile the FMI layer and the model table and link them with the kernel objects into ``dest``."""
+    triple, cc, _ = TARGETS[target]
+    if shutil.which(cc) is None:
+        raise RuntimeError(f"the {target} binary needs the C compiler {cc} (Debian: "
+                           f"{'build-essential' if target == 'linux64' else 'gcc-mingw-w64-x86-64'})")
+    cmd = [cc, "-shared", "-O2", "-std=c99", "-Wall", "-Werror", "-o", str(dest), str(LAYER_C), str(table_c),
+           str(ARRAYS_C), str(kernels / "fmu_mb_kernels.o"), str(kernels / "fmu_mb_kernels_shim.c"),
+           str(HERE / "runtime.c"), "-I", str(HERE), "-I", str(kernels)]
+    if target == "linux64":
+        vs = dest.with_suffix(".map")
+        vs.write_text("{ global: fmi2*; local: *; };\n")
+        cmd += ["-fPIC", "-fvisibility=hidden", f"-Wl,--version-script={vs}", "-Wl,-Bsymbolic", "-lm"]
+    else:
+        cmd += ["-static-libgcc", "-D__USE_MINGW_ANSI_STDIO=1", "-lm"]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"linking the native FMU binary for {target} failed:\n{' '.join(cmd)}\n{run.stderr}")
+    return dest
+
+
+def available_targets() -> list:
+    """linux64, and win64 where mingw-w64 is installed."""
+    return [t for t in ("linux64", "win64") if shutil.which(TARGETS[t][1])]
+
+
+def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: bool = True, log=print):
+    """Build ``<out_dir>/<model>.fmu``, the native FMU of ``models/<model>.py`` (or a model file's
+    path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed)."""
+    from ..fmi.builder import VERSION, BuildResult
+    from ..fmi.description import fmu_guid, interface_markdown, model_description
+    from ..fmi.interface import build_interface, check_variants, option_variants
+    t0 = time.perf_counter()
+    targets = list(targets or available_targets())
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        raise ValueError(f"unknown native targets {unknown} (targets: {', '.join(TARGETS)})")
+    model, model_file = registry.locate(model)
+    module = registry.load_file(model_file, model)
+    meta = getattr(module, "FMU", {})
+    cm = compile_mechanism(registry.build_checked(module, model_file))
+    itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),
+                          meta.get("method", "rk4"))
+    problems = check_variants(module, itf)
+    if problems:
+        raise ValueError(f"{model_file}: its options build mechanisms the FMU interface cannot describe:\n  "
+                         + "\n  ".join(problems[:20]))
+    objects = kernel_objects(targets, log)
+    digest = this_core_digest()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"fmu_mb_native_{model}_") as tmp:
+        tmp = Path(tmp)
+        rows, texts, facts_list, files = [], [], [], []
+        for k, variant in enumerate(option_variants(module)):
+            records, facts = variant_records(module, itf, variant, meta)
+            path = arrays.write(tmp / f"{k}.arrays", records, digest)
+            files.append(path)
+            rows.append(_option_codes(module, itf, variant))
+            texts.append(", ".join(f"model.{n} = {v}" for n, v in variant.items()) or "the defaults")
+            facts_list.append(facts)
+        violation = {v.source[1]: _violation_text(v.source[1], facts_list) for v in itf.vars
+                     if v.source[0] in ("con_violation", "con_violation_angle")}
+        guid = fmu_guid(itf)
+        table = tmp / "fmu_mb_model.c"
+        options = getattr(module, "OPTIONS", {})
+        fixed = [not isinstance(options[v.source[1]], (opt.Choice, opt.Flag)) for v in itf.vars
+                 if v.source[0] == "option"]
+        table.write_text(model_table_source(itf, guid, rows, violation, texts, fixed))
+        binaries = {}
+        for target in targets:
+            ext = TARGETS[target][2].rsplit(".", 1)[1]
+            binaries[target] = link(target, objects[target], table, tmp / f"{model}.{ext}")
+        description = (module.__doc__ or model).strip().splitlines()[0]
+        xml = model_description(itf, description=description, version=VERSION, tool=f"fmu_mb {VERSION} (native)",
+                                stop_time=meta.get("stop_time", 10.0), comm_step=meta.get("step_size", 1e-3))
+        doc = interface_markdown(itf, f"{model}.fmu (native) — interface")
+        fmu = out_dir / f"{model}.fmu"
+        part = out_dir / f".{model}.fmu.part"
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("modelDescription.xml", xml)
+            for target, path in binaries.items():
+                z.write(path, f"binaries/{target}/{path.name}")
+            for k, path in enumerate(files):
+                z.write(path, f"resources/variants/{k}.arrays")
+            z.writestr("resources/variants.json", json.dumps(
+                {"core_digest": digest, "variants": texts, "static_notes": [f["static_note"] for f in facts_list]},
+                indent=1))
+            z.writestr("documentation/interface.md", doc)
+        os.replace(part, fmu)
+    md = out_dir / f"{model}.md"
+    md.write_text(doc)
+    found = []
+    if validate:
+        from fmpy.validation import validate_fmu
+        found = validate_fmu(str(fmu))
+    return BuildResult(fmu, md, fmu.stat().st_size, len(itf.vars), time.perf_counter() - t0, found)
