@@ -1,6 +1,8 @@
 """The command line of fmu_mb: ``fmu-mb`` (also ``python -m fmu_mb``), in FMPy's style.
 
-    fmu-mb build [MODEL|FILE.py|FILE.urdf ...] [--base B] [--name N] [--flexible LINK=SPEC] [--passive J] [--support-...] [--out DIR] [--no-controller] [--no-native] [--integer-options] [--cross-check DIR | --no-cross-check]
+    fmu-mb build [MODEL|FILE.py|FILE.urdf ...] [--base B] [--name N] [--flexible LINK=SPEC] [--passive J]
+                 [--support-...] [--out DIR] [--kind python|native|both] [--target linux64 win64] [--no-controller]
+                 [--no-native] [--integer-options] [--cross-check DIR | --no-cross-check]
     fmu-mb simulate TARGET [--input in.csv] [--stop-time S] [--step S] [--set NAME=VALUE ...]
                            [--outputs NAME,...] [--csv out.csv] [--plot out.png] [--debug-logging]
     fmu-mb info FMU
@@ -144,7 +146,8 @@ def _build(args) -> int:
             targets = args.target or available_targets()
             print(f"native FMUs for {', '.join(targets)} into {Path(args.out) / 'native'}"
                   + ("" if "win64" in targets else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
-            results += [build_native_fmu(m, Path(args.out) / "native", targets) for m in models]
+            results += [build_native_fmu(m, Path(args.out) / "native", targets, enumerations=not args.integer_options)
+                        for m in models]
     except (ValueError, RuntimeError, OSError, KeyError) as exc:
         raise CliError(f"build failed: {_one_line(exc.args[0] if isinstance(exc, KeyError) else exc)}", 1) from None
     for r in results:

@@ -19,11 +19,38 @@ def fmus(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def extracted(fmus, tmp_path_factory):
-    """{name: folder} of every FMU extracted once (the robustness cases share these)."""
+def extracted_python(fmus, tmp_path_factory):
+    """{name: folder} of every FMU extracted once (the robustness cases share these; test_robustness
+    runs them against the native FMUs too)."""
     root = tmp_path_factory.mktemp("extracted")
     out = {}
     for name, r in fmus.items():
         shutil.unpack_archive(str(r.path), str(root / name), "zip")
         out[name] = root / name
     return out
+
+
+@pytest.fixture(scope="session")
+def native_fmus(tmp_path_factory):
+    """{name: BuildResult} of every mechanism's native FMU (fmu_mb.native.fmu; linux64, and win64
+    where mingw-w64 is installed)."""
+    from fmu_mb.native.fmu import build_native_fmu
+    out = tmp_path_factory.mktemp("native_fmus")
+    return {m: build_native_fmu(m, out) for m in registry.available()}
+
+
+@pytest.fixture(scope="session")
+def extracted_native(native_fmus, tmp_path_factory):
+    """{name: folder} of every native FMU extracted once."""
+    root = tmp_path_factory.mktemp("extracted_native")
+    out = {}
+    for name, r in native_fmus.items():
+        shutil.unpack_archive(str(r.path), str(root / name), "zip")
+        out[name] = root / name
+    return out
+
+
+@pytest.fixture(scope="session")
+def extracted(extracted_python):
+    """{name: folder} of every pythonfmu FMU (test_robustness overrides it with both kinds)."""
+    return extracted_python

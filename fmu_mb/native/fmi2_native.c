@@ -201,6 +201,10 @@ static void say(Instance *s, int status, const char *fmt, ...) {
 static const char *repr(double v, char *buf) {
     if (isnan(v)) return strcpy(buf, "nan");
     if (isinf(v)) return strcpy(buf, v > 0 ? "inf" : "-inf");
+    if (v == floor(v) && fabs(v) < 1e16) {
+        snprintf(buf, 32, "%.1f", v);
+        return buf;
+    }
     for (int p = 1; p <= 17; ++p) {
         snprintf(buf, 32, "%.*g", p, v);
         if (strtod(buf, NULL) == v) break;
@@ -450,10 +454,16 @@ static int select_variant(Instance *s) {
         const fmu_mb_var *v = &FMU_MB_VARS[i];
         if (v->role != R_OPTION) continue;
         if (FMU_MB_OPTION_FIXED[o] && want[o] != v->start) {
+            if (v->type == T_INTEGER) {
+                snprintf(buf, sizeof buf, "%.0f", want[o]);
+                snprintf(buf2, sizeof buf2, "%.0f", v->start);
+            } else {
+                repr(want[o], buf);
+                repr(v->start, buf2);
+            }
             ERROR(s, "invalid parameter: '%s' = %s: this native FMU carries the mechanism built with %s = %s%s only "
                   "(the option rebuilds the model in Python); build it with that value as the model file's default, "
-                  "or use the Python FMU (fmu-mb build)", v->name, repr(want[o], buf), v->name,
-                  repr(v->start, buf2), unit_suffix(v, unit));
+                  "or use the Python FMU (fmu-mb build)", v->name, buf, v->name, buf2, unit_suffix(v, unit));
             return -1;
         }
         ++o;
@@ -499,12 +509,14 @@ static int same_as_built_start(Instance *s) {
 
 static int result_problem(Instance *s, const char *where, char *msg, size_t len);
 
-static int build(Instance *s) {
+/* restoring: an FMU state will overwrite the start state (fmi2SetFMUstate): the static start is then
+ * taken as built whatever the start values and time, as the Python FMU's is overwritten as well. */
+static int build(Instance *s, int restoring) {
     if (!check_parameters(s)) return 0;
     int k = select_variant(s);
     if (k < 0) return 0;
     int stat = has_param(R_STATIC) && param(s, R_STATIC, 0) != 0.0;
-    if (stat && !same_as_built_start(s)) {
+    if (stat && !restoring && !same_as_built_start(s)) {
         ERROR(s, "initialization (init.static / init.assemble): the static start of this native FMU is the "
               "equilibrium of the built start values and gravity (solved in Python by fmu_mb.statics); with other "
               "start coordinates or gravity set init.static = false and give the elastic coordinates yourself, or "
@@ -513,13 +525,13 @@ static int build(Instance *s) {
     }
     Run *r = load_run(s, k, stat);
     if (!r) return 0;
-    if (stat && r->n_static != r->nv) {
+    if (stat && r->n_static != r->nv && !restoring) {
         ERROR(s, "initialization (init.static / init.assemble): the static equilibrium of these options did not "
               "converge when the FMU was built (resources/variants.json says why); set init.static = false");
         free_run(r);
         return 0;
     }
-    if (stat && r->flags[2] && s->t != 0.0) {
+    if (stat && r->flags[2] && s->t != 0.0 && !restoring) {
         ERROR(s, "initialization (init.static / init.assemble): the static start of this native FMU holds the "
               "programmed constraints at t = 0 s; with start time %g s set init.static = false or use the Python "
               "FMU", s->t);
@@ -543,7 +555,7 @@ static int build(Instance *s) {
         int64_t d = r->start_dof[j++];
         if (d >= 0) r->x[(role == R_Q_START ? 0 : r->nv) + d] = s->values[i];
     }
-    if (stat) memcpy(r->x, r->q_static, (size_t)r->nv * 8);
+    if (stat && r->n_static == r->nv) memcpy(r->x, r->q_static, (size_t)r->nv * 8);
     for (int i = 0; i < r->nx; ++i)
         if (!isfinite(r->x[i])) {
             ERROR(s, "initialization (init.static / init.assemble): state contains NaN or inf");
@@ -597,12 +609,12 @@ static int build(Instance *s) {
     return 1;
 }
 
-static int ensure_built(Instance *s) {
+static int ensure_built(Instance *s, int restoring) {
     int same = s->ready && s->run;
     for (int k = 0; same && k < s->n_params; ++k) same = s->built[k] == s->values[s->params[k]];
     if (same) return 1;
     s->ready = 0;
-    if (!build(s)) return 0;
+    if (!build(s, restoring)) return 0;
     for (int k = 0; k < s->n_params; ++k) s->built[k] = s->values[s->params[k]];
     s->ready = 1;
     if (!gather(s, s->run)) {
@@ -702,9 +714,11 @@ static int absolute_path(const char *p) {
 static int decode_file_uri(const char *uri, char *out, size_t size, int decode, char *why, size_t wsize) {
     const char *p;
     if (!ci_prefix(uri, "file:")) {
+        size_t n = strlen(uri);
         if (absolute_path(uri)) {
-            if (strlen(uri) >= size) { snprintf(why, wsize, "the path is too long"); return 0; }
+            if (n + 2 >= size) { snprintf(why, wsize, "the path is too long"); return 0; }
             strcpy(out, uri);
+            if (out[n - 1] != '/' && out[n - 1] != '\\') strcpy(out + n, "/");
             return 1;
         }
         snprintf(why, wsize, "it is not a file URI (expected file:///absolute/path/to/resources)");
@@ -963,7 +977,7 @@ EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
     if (!s) return fmi2Error;
     if (!phase_is(s, P_INIT, "fmi2ExitInitializationMode", "call fmi2EnterInitializationMode first"))
         return fmi2Error;
-    if (!ensure_built(s)) return fmi2Error;
+    if (!ensure_built(s, 0)) return fmi2Error;
     snprintf(where, sizeof where, "fmi2ExitInitializationMode at t = %g s", s->t);
     if (result_problem(s, where, msg, sizeof msg)) {
         s->ready = 0;
@@ -1095,7 +1109,12 @@ EXPORT fmi2Status fmi2CancelStep(fmi2Component c) {
 /* ------------------------------------------------------------------------------------------------
  * Variables
  */
+#define MAX_VALUES (1u << 24)
 static int arrays_ok(Instance *s, const char *fn, size_t n, const void *vr, const void *v) {
+    if (n > MAX_VALUES) {
+        ERROR(s, "%s: nvr = %zu is larger than any call of this FMU needs (at most %u)", fn, n, MAX_VALUES);
+        return 0;
+    }
     if (n && (!vr || !v)) {
         ERROR(s, "%s: %s is NULL with nvr = %zu", fn, !vr ? "vr" : "value", n);
         return 0;
@@ -1124,7 +1143,7 @@ static int read_values(Instance *s, const fmi2ValueReference vr[], size_t n, int
     if (!check_vrs(s, vr, n, type, what)) return 0;
     int any_output = 0;
     for (size_t k = 0; k < n; ++k) any_output |= FMU_MB_VARS[vr[k]].causality == C_OUTPUT;
-    if (any_output && s->phase == INITIALIZATION && !ensure_built(s)) return 0;
+    if (any_output && s->phase == INITIALIZATION && !ensure_built(s, 0)) return 0;
     for (size_t k = 0; k < n; ++k)
         if (!isfinite(s->values[vr[k]])) {
             char a[32];
@@ -1555,7 +1574,7 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
     s->t = u.t;
     int problem = 0;
     if (u.nstate || u.phase == STEPPING) {
-        if (!ensure_built(s)) {
+        if (!ensure_built(s, 1)) {
             problem = 1;
             snprintf(msg, sizeof msg, "its parameters do not build this FMU's model (see the messages above)");
         } else if (!restore_record(s, &u, msg, sizeof msg)) {
@@ -1575,7 +1594,7 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
         s->t = t;
         if (!had_run) {
             s->ready = 0;
-        } else if (ensure_built(s)) {
+        } else if (ensure_built(s, 1)) {
             Unpacked back = u;
             back.nstate = (uint32_t)record_size(s->run);
             back.state = rec_before;

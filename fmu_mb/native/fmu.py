@@ -310,9 +310,11 @@ def available_targets() -> list:
     return [t for t in ("linux64", "win64") if shutil.which(TARGETS[t][1])]
 
 
-def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: bool = True, log=print):
+def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: bool = True,
+                     enumerations: bool = True, log=print):
     """Build ``<out_dir>/<model>.fmu``, the native FMU of ``models/<model>.py`` (or a model file's
-    path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed)."""
+    path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed);
+    ``enumerations=False``: named options as Integers (OSP libcosim, as fmi.builder.build_fmu)."""
     from ..fmi.builder import VERSION, BuildResult
     from ..fmi.description import fmu_guid, interface_markdown, model_description
     from ..fmi.interface import build_interface, check_variants, option_variants
@@ -359,7 +361,8 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
             binaries[target] = link(target, objects[target], table, tmp / f"{model}.{ext}")
         description = (module.__doc__ or model).strip().splitlines()[0]
         xml = model_description(itf, description=description, version=VERSION, tool=f"fmu_mb {VERSION} (native)",
-                                stop_time=meta.get("stop_time", 10.0), comm_step=meta.get("step_size", 1e-3))
+                                stop_time=meta.get("stop_time", 10.0), comm_step=meta.get("step_size", 1e-3),
+                                enumerations=enumerations)
         doc = interface_markdown(itf, f"{model}.fmu (native) — interface")
         fmu = out_dir / f"{model}.fmu"
         part = out_dir / f".{model}.fmu.part"
