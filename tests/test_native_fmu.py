@@ -223,7 +223,7 @@ def test_the_win64_fmu_runs_under_wine(native_fmus, tmp_path, wine_prefix, model
     scale = np.maximum(1.0, np.abs(want))
     rel = np.max(np.abs(got - want) / scale, axis=0)
     k = int(np.argmax(rel))
-    print(f"{model}: worst {rel[k]:.2e} relative in {names[k]}; {int(np.sum(rel == 0))} of {len(names)} outputs bitwise")
+    print(f"{model}: worst {rel[k]:.2e} relative in {names[k]}; {int(np.sum(rel == 0))} of {len(names)} bitwise")
     assert rel[k] <= 1e-11, (names[k], rel[k])
 
 
