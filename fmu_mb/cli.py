@@ -142,7 +142,7 @@ def _build(args) -> int:
             if not args.no_controller:
                 results.append(build_controller_fmu(args.out))
         if args.kind in ("native", "both"):
-            from .native.fmu import available_targets, build_native_fmu
+            from .fmi.native_fmu import available_targets, build_native_fmu
             targets = args.target or available_targets()
             print(f"native FMUs for {', '.join(targets)} into {Path(args.out) / 'native'}"
                   + ("" if "win64" in targets else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
@@ -682,7 +682,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--kind", choices=("python", "native", "both"), default="python",
                    help="python: FMUs running the fmu_mb core in the host's Python (default); native: FMUs with "
                         "the compiled kernels and a C FMI layer, no Python on the host, into OUT/native/ "
-                        "(fmu_mb.native.fmu); both")
+                        "(fmu_mb.fmi.native_fmu); both")
     b.add_argument("--target", nargs="+", choices=("linux64", "win64"), metavar="PLATFORM",
                    help="platforms of the native FMUs: linux64, win64 (default: linux64, and win64 where mingw-w64 "
                         "is installed)")

@@ -32,9 +32,9 @@ def extracted_python(fmus, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def native_fmus(tmp_path_factory):
-    """{name: BuildResult} of every mechanism's native FMU (fmu_mb.native.fmu; linux64, and win64
+    """{name: BuildResult} of every mechanism's native FMU (fmu_mb.fmi.native_fmu; linux64, and win64
     where mingw-w64 is installed)."""
-    from fmu_mb.native.fmu import build_native_fmu
+    from fmu_mb.fmi.native_fmu import build_native_fmu
     out = tmp_path_factory.mktemp("native_fmus")
     return {m: build_native_fmu(m, out) for m in registry.available()}
 

@@ -237,7 +237,7 @@ def test_libcosim_steps_two_native_instances_in_parallel_worker_threads(tmp_path
     from libcosimpy.CosimObserver import CosimObserver
     from libcosimpy.CosimSlave import CosimLocalSlave
 
-    from fmu_mb.native.fmu import build_native_fmu
+    from fmu_mb.fmi.native_fmu import build_native_fmu
     log_output_level(CosimLogLevel.ERROR)
     path = str(build_native_fmu("five_axis", tmp_path, ["linux64"], enumerations=False).path)
     drives = [{"joint1.tau_drive": 2.0, "model.friction": 2}, {"joint2.tau_drive": -3.0, "joint5.tau_drive": 0.4}]

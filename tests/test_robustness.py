@@ -37,7 +37,7 @@ class Folders(dict):
 
 @pytest.fixture(scope="module", params=["python", "native"])
 def extracted(request):
-    """Every case runs against both FMU kinds: the pythonfmu FMUs and the native ones (fmu_mb.native.fmu,
+    """Every case runs against both FMU kinds: the pythonfmu FMUs and the native ones (fmu_mb.fmi.native_fmu,
     issue 13: "the bad-input tests of the Python FMU pass against the native FMU")."""
     out = Folders(request.getfixturevalue("extracted_native" if request.param == "native" else "extracted_python"))
     out.kind = request.param

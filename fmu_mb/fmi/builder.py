@@ -164,7 +164,7 @@ def _core_files(directory, names) -> set:
     gets the native kernels of this core explicitly), no tooling (fmu_mb.sources.TOOLING: the
     command line, demo and scenarios, which the core digest leaves out as well)."""
     rel = Path(directory).relative_to(PACKAGE)
-    skip = {n for n in names if n == "__pycache__" or n.endswith((".pyc", ".c")) or is_tooling(rel / n)}
+    skip = {n for n in names if n == "__pycache__" or n.endswith((".pyc", ".c", ".h")) or is_tooling(rel / n)}
     if Path(directory).name == "native" and "lib" in names:
         skip.add("lib")
     return skip

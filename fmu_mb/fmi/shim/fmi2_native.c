@@ -1,7 +1,7 @@
 /*
  * The FMI 2.0 co-simulation layer of a native fmu_mb FMU: no Python on the host.
  *
- * Linked by fmu_mb.native.fmu with the FMU's generated model table (fmi2_native.h), the arrays-file
+ * Linked by fmu_mb.fmi.native_fmu with the FMU's generated model table (fmi2_native.h), the arrays-file
  * reader (arrays.c) and the numba-compiled kernel library (fmu_mb.native.library). It behaves as the
  * Python FMU's slave does (fmu_mb/fmi/table_slave.py, fmu_mb/fmi/slave.py, fmu_mb/simulator.py), with
  * the same checks, statuses and messages:
@@ -13,7 +13,7 @@
  *    host's logger; debug messages follow loggingOn / fmi2SetDebugLogging.
  *  - Parameters are checked at fmi2ExitInitializationMode (every offending one named with its range).
  *    The model options select one of the option combinations the FMU carries (resources/variants/
- *    <k>.arrays: compiled Model, fresh Data, start state, output table; fmu_mb.native.fmu); the Data
+ *    <k>.arrays: compiled Model, fresh Data, start state, output table; fmu_mb.fmi.native_fmu); the Data
  *    is loaded per instance, so instances share nothing and may step in parallel threads.
  *  - Start: coordinates and rates from the start values (or the static equilibrium carried for the
  *    built start values), relative constraints anchored, constraint groups assembled (kernels

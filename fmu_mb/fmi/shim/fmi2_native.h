@@ -1,4 +1,4 @@
-/* The model table of a native fmu_mb FMU (generated per FMU by fmu_mb.native.fmu into fmu_mb_model.c)
+/* The model table of a native fmu_mb FMU (generated per FMU by fmu_mb.fmi.native_fmu into fmu_mb_model.c)
  * and the roles its variables play in fmi2_native.c. */
 #ifndef FMU_MB_FMI2_NATIVE_H
 #define FMU_MB_FMI2_NATIVE_H
