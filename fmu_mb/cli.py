@@ -116,6 +116,9 @@ def _build(args) -> int:
                                           ("--passive", args.passive), ("--support-stiffness", args.support_stiffness),
                                           ("--support-damping", args.support_damping),
                                           ("--support-points", args.support_points)) if given]
+    if args.option and args.kind == "python":
+        raise CliError("--option sets the Count/Value options native FMUs carry: use it with --kind native or both "
+                       "(pythonfmu FMUs take every value at run time)", 2)
     if urdf_only and not urdfs:
         raise CliError(f"{', '.join(urdf_only)} apply to URDF files (robot.urdf)", 2)
     if args.name and len(urdfs) > 1:
@@ -146,8 +149,9 @@ def _build(args) -> int:
             targets = args.target or available_targets()
             print(f"native FMUs for {', '.join(targets)} into {Path(args.out) / 'native'}"
                   + ("" if "win64" in targets else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
-            results += [build_native_fmu(m, Path(args.out) / "native", targets, enumerations=not args.integer_options)
-                        for m in models]
+            baked = _baked_options(args.option or [])
+            results += [build_native_fmu(m, Path(args.out) / "native", targets, enumerations=not args.integer_options,
+                                         options=baked) for m in models]
     except (ValueError, RuntimeError, OSError, KeyError) as exc:
         raise CliError(f"build failed: {_one_line(exc.args[0] if isinstance(exc, KeyError) else exc)}", 1) from None
     for r in results:
@@ -162,6 +166,21 @@ def _build(args) -> int:
     if cross_check is not None and python_fmus:
         _cross_check(python_fmus, cross_check)       # (the native FMUs answer the same: tests/test_native_fmu.py)
     return 1 if failed else 0
+
+
+def _baked_options(items) -> dict:
+    """--option NAME=VALUE ... -> {name: float}."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip().removeprefix("model.")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise CliError(f"--option {item!r}: expected NAME=VALUE with a number (e.g. --option n_div=5)", 2)
+    return out
 
 
 def _cross_check(results, root: Path) -> None:
@@ -686,6 +705,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--target", nargs="+", choices=("linux64", "win64"), metavar="PLATFORM",
                    help="platforms of the native FMUs: linux64, win64 (default: linux64, and win64 where mingw-w64 "
                         "is installed)")
+    b.add_argument("--option", action="append", metavar="NAME=VALUE",
+                   help="native FMUs: the value of a Count/Value model option they carry (e.g. n_div=5, "
+                        "damping=1.2e-3; repeatable); these options rebuild the model, so a native FMU has one value")
     b.add_argument("--integer-options", action="store_true",
                    help="declare the named options (model.* choices, solver.integrator) as FMI Integers with their "
                         "codes in the description instead of Enumerations: for OSP libcosim, which ignores "

@@ -81,6 +81,31 @@ def test_every_option_combination_equals_the_pythonfmu_fmu(extracted, extracted_
     assert not differ, differ[:5]
 
 
+def test_count_and_value_options_are_baked_in_at_build_time(fmus, tmp_path):
+    """fmu-mb build --kind native --option n_div=5 --option damping=2e-4: the crane's native FMU carries
+    those values (its start values say so), runs them bit for bit as the pythonfmu FMU set to them does
+    (flexible jib, LuGre), and refuses any other value of them with the build command to use."""
+    from fmu_mb import cli
+    assert cli.main(["build", "crane", "--kind", "native", "--option", "n_div=5", "--option", "model.damping=2e-4",
+                     "--out", str(tmp_path), "--target", "linux64", "--no-cross-check"]) == 0
+    path = tmp_path / "native" / "crane.fmu"
+    v = {x.name: x for x in read_model_description(str(path)).modelVariables}
+    assert int(v["model.n_div"].start) == 5 and float(v["model.damping"].start) == 2e-4
+    start = {**DRIVES["crane"], "model.link": 1, "model.friction": 2}
+    nat, names = _run(path, start, 0.5)
+    py, _ = _run(fmus["crane"].path, {**start, "model.n_div": 5, "model.damping": 2e-4}, 0.5)
+    assert max(float(np.max(np.abs(nat[n] - py[n]))) for n in names) == 0.0
+    assert not np.array_equal(nat["jib.deflection[2]"], _run(fmus["crane"].path, start, 0.5)[0]["jib.deflection[2]"])
+    inst = _instance(path, "baked")
+    inst.fmu.setupExperiment(startTime=0.0)
+    inst.fmu.enterInitializationMode()
+    inst.set(**{"model__n_div": 3})
+    with pytest.raises(Exception):
+        inst.fmu.exitInitializationMode()
+    assert any("built with model.n_div = 5 only" in m and "--option n_div=3" in m for m in inst.errors())
+    inst.fmu.freeInstance()
+
+
 def test_the_binaries_need_no_python(native_fmus, tmp_path):
     """ldd: libc and libm only; no Python, numba or numpy symbol imported; only fmi2* exported. The
     win64 DLL (where built) imports KERNEL32 and msvcrt only."""

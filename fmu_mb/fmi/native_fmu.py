@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -310,11 +311,45 @@ def available_targets() -> list:
     return [t for t in ("linux64", "win64") if shutil.which(TARGETS[t][1])]
 
 
+class _Baked:
+    """A model module whose Count/Value options are fixed at other values: its ``build`` passes them,
+    its ``OPTIONS`` declare them as defaults (the FMU's start values), everything else is the module's."""
+
+    def __init__(self, module, values: dict):
+        self._module, self._values = module, values
+        self.OPTIONS = {k: (replace(o, default=values[k]) if k in values else o)
+                        for k, o in getattr(module, "OPTIONS", {}).items()}
+
+    def build(self, **kwargs):
+        return self._module.build(**{**self._values, **kwargs})
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+def bake_options(module, model: str, options: dict) -> object:
+    """``module`` with the Count/Value ``options`` ({name: value}) as its defaults (checked; ValueError
+    says why): a native FMU carries these values instead of the model file's."""
+    known = getattr(module, "OPTIONS", {})
+    values = {}
+    for name, value in (options or {}).items():
+        o = known.get(name)
+        if o is None:
+            raise ValueError(f"model '{model}' has no option {name!r} (options: {', '.join(known) or 'none'})")
+        if isinstance(o, (opt.Choice, opt.Flag)):
+            raise ValueError(f"option {name!r} of '{model}' is a Choice/Flag: a native FMU carries every value, "
+                             f"set model.{name} at run time instead")
+        values[name] = o.check(name, int(value) if isinstance(o, opt.Count) else float(value))
+    return _Baked(module, values) if values else module
+
+
 def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: bool = True,
-                     enumerations: bool = True, log=print):
+                     enumerations: bool = True, options: dict | None = None, log=print):
     """Build ``<out_dir>/<model>.fmu``, the native FMU of ``models/<model>.py`` (or a model file's
     path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed);
-    ``enumerations=False``: named options as Integers (OSP libcosim, as fmi.builder.build_fmu)."""
+    ``enumerations=False``: named options as Integers (OSP libcosim, as fmi.builder.build_fmu);
+    ``options``: values of Count/Value options to carry instead of the model file's defaults
+    ({"n_div": 5, "damping": 1.2e-3}; these options rebuild the model, so a native FMU has one value)."""
     from .builder import VERSION, BuildResult
     from .description import fmu_guid, interface_markdown, model_description
     from .interface import build_interface, check_variants, option_variants
@@ -324,7 +359,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     if unknown:
         raise ValueError(f"unknown native targets {unknown} (targets: {', '.join(TARGETS)})")
     model, model_file = registry.locate(model)
-    module = registry.load_file(model_file, model)
+    module = bake_options(registry.load_file(model_file, model), model, options)
     meta = getattr(module, "FMU", {})
     cm = compile_mechanism(registry.build_checked(module, model_file))
     itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),

@@ -462,8 +462,9 @@ static int select_variant(Instance *s) {
                 repr(v->start, buf2);
             }
             ERROR(s, "invalid parameter: '%s' = %s: this native FMU carries the mechanism built with %s = %s%s only "
-                  "(the option rebuilds the model in Python); build it with that value as the model file's default, "
-                  "or use the Python FMU (fmu-mb build)", v->name, buf, v->name, buf2, unit_suffix(v, unit));
+                  "(the option rebuilds the model in Python); build a native FMU with this value (fmu-mb build "
+                  "--kind native --option %s=%s) or use the Python FMU", v->name, buf, v->name, buf2,
+                  unit_suffix(v, unit), v->name + 6, buf);
             return -1;
         }
         ++o;
