@@ -81,6 +81,43 @@ def test_every_option_combination_equals_the_pythonfmu_fmu(extracted, extracted_
     assert not differ, differ[:5]
 
 
+#: trajectory inputs changed at the start and after 0.3 s (the built-in paths, whose tables are affine in
+#: their parameters; mid-run only what lies ahead changes: a change of the path being followed is a jump
+#: that both kinds refuse alike, tests/test_robustness.py)
+TRAJECTORY_CHANGES = {"crane": ({"lift.delta": 0.5, "ellipse.a": 2.9}, {}),
+                      "manipulator": ({"rectangle.move_time": 0.8, "rectangle.stop_time": 0.2},
+                                      {"rectangle.stop_time": 0.5}),
+                      "rpsup": ({"rectangle.move_time": 1.5}, {"rectangle.stop_time": 0.3})}
+
+
+@pytest.mark.parametrize("model", list(TRAJECTORY_CHANGES))
+def test_trajectory_inputs_change_the_native_fmus_paths_as_the_pythonfmu_fmus(fmus, native_fmus, model):
+    """Programmed-trajectory inputs set before initialization and changed mid-run: the native FMU's
+    segment tables (Model's + slope × change, fmi.native_fmu.trajectory_jacobians) move the mechanism as the
+    pythonfmu FMU's (Python's segments) do, to 1e-12 relative over 1 s; an invalid value is refused by both
+    with the same reason, the previous values kept."""
+    first, later = TRAJECTORY_CHANGES[model]
+    names = _outputs(read_model_description(str(fmus[model].path)))
+    runs = {}
+    for kind, built in (("python", fmus), ("native", native_fmus)):
+        inst = _instance(built[model].path, kind).init(**{k.replace(".", "__"): v for k, v in first.items()})
+        a, t = _steps(inst, 0.0, 30, 0.01, names)
+        inst.set(**{k.replace(".", "__"): v for k, v in later.items()})
+        b, t = _steps(inst, t, 70, 0.01, names)
+        name = next(iter(first))
+        inst.set(**{name.replace(".", "__"): -1.0 if "move_time" not in name else 0.0})
+        with pytest.raises(Exception):
+            inst.fmu.doStep(t, 0.01)
+        runs[kind] = (np.vstack([a, b]), [m.split(": ", 2)[-1] for m in inst.errors()][-1:])
+        inst.fmu.freeInstance()
+    (py, py_err), (nat, nat_err) = runs["python"], runs["native"]
+    scale = np.maximum(1.0, np.abs(py))
+    assert np.max(np.abs(nat - py) / scale) <= 1e-12, np.max(np.abs(nat - py) / scale)
+    assert not np.array_equal(py[:30], _steps(_instance(fmus[model].path, "d").init(), 0.0, 30, 0.01, names)[0])
+    assert py_err and nat_err and py_err[0].split("invalid trajectory input")[-1] == \
+        nat_err[0].split("invalid trajectory input")[-1], (py_err, nat_err)
+
+
 def test_count_and_value_options_are_baked_in_at_build_time(fmus, tmp_path):
     """fmu-mb build --kind native --option n_div=5 --option damping=2e-4: the crane's native FMU carries
     those values (its start values say so), runs them bit for bit as the pythonfmu FMU set to them does
@@ -174,14 +211,19 @@ def test_fmu_states_round_trip_and_cross_the_two_kinds(fmus, native_fmus, model)
 
 
 def test_native_refusals_name_what_is_fixed_at_build_time(native_fmus):
-    """What stays Python (trajectory segments, Count/Value options, the static equilibrium of other start
-    values) is refused with a message saying so, and the instance then starts with its built values."""
+    """What stays Python (a trajectory class with its own checks, Count/Value options, the static
+    equilibrium of other start values) is refused with a message saying so, and the instance then starts
+    with its built values."""
+    robot = _instance(native_fmus["mobile_robot"].path, "steering")
+    robot.fmu.setupExperiment(startTime=0.0)
+    robot.fmu.enterInitializationMode()
+    with pytest.raises(Exception):
+        robot.set(**{"steering__right": -0.2})
+    assert any("follows the programmed trajectories it was built with" in m for m in robot.errors())
+    robot.fmu.freeInstance()
     inst = _instance(native_fmus["crane"].path, "refusals")
     inst.fmu.setupExperiment(startTime=0.0)
     inst.fmu.enterInitializationMode()
-    with pytest.raises(Exception):
-        inst.set(**{"ellipse__a": 2.0})
-    assert any("follows the programmed trajectories it was built with" in m for m in inst.errors())
     inst.set(**{"model__damping": 1e-3})
     with pytest.raises(Exception):
         inst.fmu.exitInitializationMode()

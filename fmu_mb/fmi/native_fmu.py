@@ -11,15 +11,17 @@
         per combination of the model's Choice/Flag options (fmi.interface.option_variants), the
         compiled Model and a fresh Data (fmu_mb.native.arrays) plus what the FMU needs at
         fmi2ExitInitializationMode: the start state, the coordinate of every start value and drive,
-        the output table (fmu_mb.outputs.spec_table), the static equilibrium of the built start values
-        and the RK4 stability limit at the start (fmu_mb.stability).
+        the output table (fmu_mb.outputs.spec_table), the static equilibrium of the built start values,
+        the RK4 stability limit at the start (fmu_mb.stability) and the slopes of the segment tables in
+        the trajectory inputs.
 
 The modelDescription.xml is the pythonfmu FMU's (same interface table, same GUID: an FMU state of
 one kind restores into the other). What stays Python and is therefore fixed at build time, each
 refused with a message naming it when set otherwise: model options other than Choice/Flag
-(Count, Value: the built value), programmed-trajectory inputs (their segment tables come from the
-model file's trajectory classes), and the static start (init.static) for start values or gravity
-other than the built ones (the equilibrium is solved in Python, fmu_mb.statics).
+(Count, Value: the built value, ``options``), inputs of trajectory classes with their own checks or
+with segment tables that are not affine in their parameters (:func:`trajectory_jacobians`; the
+built-in paths are affine: their inputs work), and the static start (init.static) for start values or
+gravity other than the built ones (the equilibrium is solved in Python, fmu_mb.statics).
 """
 from __future__ import annotations
 
@@ -103,6 +105,75 @@ def _option_codes(module, itf, variant: dict) -> list:
     return out
 
 
+def _table(traj, values: dict | None = None):
+    """(time, par) of a trajectory's segments with some parameters replaced (no validation: a probe)."""
+    import copy
+    t = copy.deepcopy(traj)
+    for k, v in (values or {}).items():
+        object.__setattr__(t, k, float(v))
+    _, time, par = t.table()
+    return time, par
+
+
+def trajectory_jacobians(traj, rng) -> dict | None:
+    """{parameter: (d time, d par)} of a trajectory whose segment table is affine in its parameters and
+    whose checks are the base class's (ranges, time order, durations: what the C layer checks), or None
+    (its inputs stay fixed in a native FMU). The slopes come from unit steps (exact for the coefficients
+    of the built-in paths: 1, 1/2, k) and are verified at random parameter values to 1e-9."""
+    from ..trajectories.paths import Trajectory
+    if type(traj).validate is not Trajectory.validate:
+        return None
+    params = traj.parameters()
+    base_t, base_p = _table(traj)
+    jac = {}
+    for name, (v0, _) in params.items():
+        t1, p1 = _table(traj, {name: v0 + 1.0})
+        jac[name] = (t1 - base_t, p1 - base_p)
+    for _ in range(3):
+        values = {}
+        for name, (v0, par) in params.items():
+            span = max(1.0, abs(v0))
+            values[name] = rng.uniform(max(par.min, v0 - span), min(par.max, v0 + span))
+        try:
+            t, p = _table(traj, values)
+        except (ValueError, ArithmeticError):
+            return None
+        pred_t = base_t + sum(jac[n][0] * (values[n] - params[n][0]) for n in params)
+        pred_p = base_p + sum(jac[n][1] * (values[n] - params[n][0]) for n in params)
+        if t.shape != base_t.shape or not (np.allclose(t, pred_t, rtol=1e-9, atol=1e-9)
+                                           and np.allclose(p, pred_p, rtol=1e-9, atol=1e-9)):
+            return None
+    return jac
+
+
+def _trajectory_records(itf, cm) -> list:
+    """Per trajectory input (interface order): its trajectory's index in the Model (-1: absent in this
+    option combination, -2: fixed, see trajectory_jacobians), its value in the Model's tables, and the
+    slopes of the whole segment table in it."""
+    tin = [v for v in itf.vars if v.source[0] == "traj"]
+    nseg, width = cm.model.seg_time.shape[0], cm.model.seg_par.shape[1]
+    index = np.full(len(tin), -1, np.int64)
+    p0 = np.zeros(len(tin))
+    jt, jp = np.zeros((len(tin), max(nseg, 1), 2)), np.zeros((len(tin), max(nseg, 1), width))
+    rng = np.random.default_rng(13)
+    jacs = {}
+    for k, traj in enumerate(cm.trajectories):
+        jacs[traj.name] = (k, trajectory_jacobians(traj, rng), traj)
+    for j, v in enumerate(tin):
+        tname, pname = v.source[1], v.source[2]
+        if tname not in jacs:
+            continue
+        k, jac, traj = jacs[tname]
+        if jac is None:
+            index[j] = -2
+            continue
+        f, n = int(cm.model.traj_first[k]), int(cm.model.traj_count[k])
+        index[j] = k
+        p0[j] = float(getattr(traj, pname))
+        jt[j, f:f + n], jp[j, f:f + n] = jac[pname]
+    return [("fmu.traj_index", index), ("fmu.traj_p0", p0), ("fmu.traj_jt", jt), ("fmu.traj_jp", jp)]
+
+
 def _defaults(itf) -> dict:
     return {tuple(v.source): float(v.start) for v in itf.vars if v.causality == "parameter"}
 
@@ -184,8 +255,9 @@ def variant_records(module, itf, variant: dict, meta: dict) -> tuple[list, dict]
         ("fmu.assemble_mask", mask),
         ("fmu.flags", np.array([int(bool(ms.assemble) and m.nc > 0), int(bool(np.any(m.con_rel))),
                                 int(bool(groups)), int(m.nc > 0)], np.int64)),
-    ]
-    facts = {"constraints": {c.name: c for c in cm.constraints}, "cm": cm, "static_note": static_note}
+    ] + _trajectory_records(itf, cm)
+    facts = {"constraints": {c.name: c for c in cm.constraints}, "cm": cm, "static_note": static_note,
+             "traj_index": dict(records)["fmu.traj_index"]}
     return records, facts
 
 
@@ -214,7 +286,7 @@ def _num(x) -> str:
 
 
 def model_table_source(itf, guid: str, variant_rows: list, violation_info: dict, options_text: list,
-                       fixed_options: list) -> str:
+                       fixed_options: list, fixed_inputs: set = frozenset()) -> str:
     """C source of the model table (shim/fmi2_native.h's declarations) for one FMU. ``fixed_options``: per
     option parameter 1 if it is not a Choice/Flag (its built value is the only one carried)."""
     lines = ["/* generated by fmu_mb.fmi.native_fmu from the FMU's interface table: do not edit */",
@@ -243,6 +315,8 @@ def model_table_source(itf, guid: str, variant_rows: list, violation_info: dict,
         if role == ROLE_VIOLATION:
             info = violation_info.get(v.source[1])
             extra = c_string(info) if info else "NULL"
+        elif v.name in fixed_inputs:
+            extra = c_string("fixed")
         lines.append(f"    {{{c_string(v.name)}, {TYPES[v.type]}, {CAUSALITIES[v.causality]}, {role}, {aux}, "
                      f"{_num(start)}, {_num(v.min if has_range else 0)}, {_num(v.max if has_range else 0)}, "
                      f"{int(has_range)}, {c_string(v.unit or '')}, {extra}}},")
@@ -389,7 +463,9 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
         options = getattr(module, "OPTIONS", {})
         fixed = [not isinstance(options[v.source[1]], (opt.Choice, opt.Flag)) for v in itf.vars
                  if v.source[0] == "option"]
-        table.write_text(model_table_source(itf, guid, rows, violation, texts, fixed))
+        tin = [v.name for v in itf.vars if v.source[0] == "traj"]
+        fixed_inputs = {tin[j] for facts in facts_list for j in np.flatnonzero(facts["traj_index"] == -2)}
+        table.write_text(model_table_source(itf, guid, rows, violation, texts, fixed, fixed_inputs))
         binaries = {}
         for target in targets:
             ext = TARGETS[target][2].rsplit(".", 1)[1]

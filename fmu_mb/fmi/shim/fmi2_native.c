@@ -15,6 +15,8 @@
  *    The model options select one of the option combinations the FMU carries (resources/variants/
  *    <k>.arrays: compiled Model, fresh Data, start state, output table; fmu_mb.fmi.native_fmu); the Data
  *    is loaded per instance, so instances share nothing and may step in parallel threads.
+ *  - Programmed-trajectory inputs: segment tables recomputed from slopes the build stored (affine paths)
+ *    and checked as Trajectory.validate checks, before initialization and at every step they changed.
  *  - Start: coordinates and rates from the start values (or the static equilibrium carried for the
  *    built start values), relative constraints anchored, constraint groups assembled (kernels
  *    project, anchor_offsets), as Simulator.initialize; RK4 refused above its stability limit.
@@ -106,6 +108,10 @@ typedef struct {
     int64_t *start_dof, *drive_dof, *force_idx, *out_vr, *out_kind, *out_a, *out_b, *assemble_mask, *flags;
     int64_t *cp_rows, *cp_cols, *cp_rank, *cp_valid, *cp_count, *fric_fail, *fric_iters, *lin_redo;
     int64_t n_start, n_drive, n_force, n_static, n_groups;
+    /* trajectory inputs (fmu_mb.fmi.native_fmu.trajectory_jacobians): tables = base + slopes * (value - p0) */
+    int64_t n_tin, nseg, width, ntraj;
+    int64_t *traj_index, *traj_first, *traj_count, *seg_kind;
+    double *traj_p0, *traj_jt, *traj_jp, *seg_time, *seg_par, *traj_time, *traj_par, *tt, *tp;
     /* run buffers (allocated once per load) */
     double *x, *tau, *xdot, *x_cp, *out_cp, *rec_cp;
     int64_t *rows_cp, *cols_cp;
@@ -137,6 +143,8 @@ typedef struct {
     double h, max_violation;
     int64_t max_steps;
     StateBlob *states;
+    double *traj_applied;               /* trajectory input values in force (interface order) */
+    int n_traj;
     int n_params, n_inputs, n_outputs;
     int *params, *inputs, *outputs, *violations, n_violations;
 } Instance;
@@ -282,6 +290,8 @@ static void free_run(Run *r) {
     free(r->rec_cp);
     free(r->rows_cp);
     free(r->cols_cp);
+    free(r->tt);
+    free(r->tp);
     if (r->arr) fmu_mb_arrays_free(r->arr);
     free(r);
 }
@@ -327,6 +337,8 @@ static Run *load_run(Instance *s, int k, int static_data) {
     r->fric_iters = i8(a, DATA("fric_iters"), NULL, err);
     r->lin_redo = i8(a, DATA("lin_redo"), NULL, err);
     r->bf = f8(a, DATA("bf_val"), &r->nbf, err);
+    r->traj_time = f8(a, DATA("traj_time"), NULL, err);
+    r->traj_par = f8(a, DATA("traj_par"), NULL, err);
 #undef DATA
     r->gravity = f8(a, "model.gravity", NULL, err);
     r->x0 = f8(a, "fmu.x0", &n, err);
@@ -342,6 +354,16 @@ static Run *load_run(Instance *s, int k, int static_data) {
     r->out_f = f8(a, "fmu.out_f", NULL, err);
     r->assemble_mask = i8(a, "fmu.assemble_mask", &r->n_groups, err);
     r->flags = i8(a, "fmu.flags", NULL, err);
+    r->traj_index = i8(a, "fmu.traj_index", &r->n_tin, err);
+    r->traj_p0 = f8(a, "fmu.traj_p0", NULL, err);
+    r->traj_jt = f8(a, "fmu.traj_jt", NULL, err);
+    r->traj_jp = f8(a, "fmu.traj_jp", NULL, err);
+    r->traj_first = i8(a, "model.traj_first", &r->ntraj, err);
+    r->traj_count = i8(a, "model.traj_count", NULL, err);
+    r->seg_kind = i8(a, "model.seg_kind", &r->nseg, err);
+    r->seg_time = f8(a, "model.seg_time", NULL, err);
+    r->seg_par = f8(a, "model.seg_par", &r->width, err);
+    if (r->nseg) r->width /= r->nseg;
     if (!err[0] && (!r->mb || !r->db)) snprintf(err, sizeof err, "no Model/Data records");
     if (!err[0] && (n != r->nx || r->nout != s->n_outputs)) snprintf(err, sizeof err, "sizes do not match the model "
                                                                      "table (nx %lld, outputs %lld)", (long long)n,
@@ -359,8 +381,11 @@ static Run *load_run(Instance *s, int k, int static_data) {
     r->out_cp = calloc((size_t)s->n_outputs + 1, 8);
     r->rec_cp = calloc((size_t)nrec, 8);
     r->rows_cp = calloc((size_t)nc, 8);
+    r->tt = calloc((size_t)(2 * r->nseg + 1), 8);
+    r->tp = calloc((size_t)(r->width * r->nseg + 1), 8);
     r->cols_cp = calloc((size_t)r->nv + 1, 8);
-    if (!r->x || !r->tau || !r->xdot || !r->x_cp || !r->out_cp || !r->rec_cp || !r->rows_cp || !r->cols_cp) {
+    if (!r->x || !r->tau || !r->xdot || !r->x_cp || !r->out_cp || !r->rec_cp || !r->rows_cp || !r->cols_cp || !r->tt ||
+        !r->tp) {
         ERROR(s, "out of memory loading %s", path);
         free_run(r);
         return NULL;
@@ -426,6 +451,72 @@ static void hold_inputs(Instance *s, Run *r) {
             if (k >= 0 && k < r->nbf) r->bf[k] = s->values[i];
         }
     }
+}
+
+/* The trajectory inputs into the run's segment tables (MechanismSlave._apply_trajectories,
+ * Simulator.set_trajectory): every table recomputed from the Model's as base + slope * (value - p0),
+ * checked as Trajectory.validate checks (ranges, segments in time order, moves of positive duration)
+ * and written only if every check passes; otherwise fmi2Error naming the inputs and why, and the
+ * values in force are shown again. force: apply even if nothing changed (a restored state). */
+static int apply_trajectories(Instance *s, Run *r, const char *where, int force) {
+    int changed = force;
+    for (int i = 0; i < FMU_MB_NVARS; ++i)
+        if (FMU_MB_VARS[i].role == R_TRAJ && s->values[i] != s->traj_applied[FMU_MB_VARS[i].aux]) changed = 1;
+    if (!changed || !r->nseg) {
+        for (int i = 0; i < FMU_MB_NVARS; ++i)
+            if (FMU_MB_VARS[i].role == R_TRAJ) s->traj_applied[FMU_MB_VARS[i].aux] = s->values[i];
+        return 1;
+    }
+    memcpy(r->tt, r->seg_time, (size_t)(2 * r->nseg) * 8);
+    memcpy(r->tp, r->seg_par, (size_t)(r->width * r->nseg) * 8);
+    char why[600] = "", names[1200] = "", unit[64];
+    int bad_traj = -1;
+    for (int i = 0; i < FMU_MB_NVARS; ++i) {
+        const fmu_mb_var *v = &FMU_MB_VARS[i];
+        if (v->role != R_TRAJ) continue;
+        int j = v->aux;
+        if (j >= r->n_tin || r->traj_index[j] < 0) continue;          /* absent here, or fixed (refused earlier) */
+        double x = s->values[i], dp = x - r->traj_p0[j];
+        const char *dot = strrchr(v->name, '.');
+        if (!why[0] && v->has_range && !(v->min <= x && x <= v->max)) {
+            char got[32];
+            snprintf(why, sizeof why, "trajectory '%.*s': %s must be a finite number in [%g, %g]%s (got %s)",
+                     (int)(dot ? dot - v->name : 0), v->name, dot ? dot + 1 : v->name, v->min, v->max,
+                     unit_suffix(v, unit), repr(x, got));
+            bad_traj = (int)r->traj_index[j];
+        }
+        if (dp == 0.0) continue;
+        for (int64_t k = 0; k < 2 * r->nseg; ++k) r->tt[k] += r->traj_jt[(int64_t)j * 2 * r->nseg + k] * dp;
+        for (int64_t k = 0; k < r->width * r->nseg; ++k)
+            r->tp[k] += r->traj_jp[(int64_t)j * r->width * r->nseg + k] * dp;
+    }
+    for (int64_t k = 0; k < r->ntraj && !why[0]; ++k) {
+        int64_t f = r->traj_first[k], n = r->traj_count[k];
+        for (int64_t g = f; g < f + n && !why[0]; ++g) {
+            if (g > f && r->tt[2 * g] < r->tt[2 * (g - 1)])
+                snprintf(why, sizeof why, "segments must start in time order");
+            else if (r->seg_kind[g] != 2 && !(r->tt[2 * g + 1] > r->tt[2 * g]))
+                snprintf(why, sizeof why, "every move needs a duration > 0 s");
+            if (why[0]) bad_traj = (int)k;
+        }
+    }
+    if (why[0]) {
+        for (int i = 0; i < FMU_MB_NVARS; ++i) {
+            const fmu_mb_var *v = &FMU_MB_VARS[i];
+            if (v->role != R_TRAJ || v->aux >= r->n_tin || r->traj_index[v->aux] != bad_traj) continue;
+            size_t len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", v->name);
+        }
+        ERROR(s, "%s: invalid trajectory input (%s): %s; the previous values are kept", where, names, why);
+        for (int i = 0; i < FMU_MB_NVARS; ++i)
+            if (FMU_MB_VARS[i].role == R_TRAJ) s->values[i] = s->traj_applied[FMU_MB_VARS[i].aux];
+        return 0;
+    }
+    memcpy(r->traj_time, r->tt, (size_t)(2 * r->nseg) * 8);
+    memcpy(r->traj_par, r->tp, (size_t)(r->width * r->nseg) * 8);
+    for (int i = 0; i < FMU_MB_NVARS; ++i)
+        if (FMU_MB_VARS[i].role == R_TRAJ) s->traj_applied[FMU_MB_VARS[i].aux] = s->values[i];
+    return 1;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -548,6 +639,10 @@ static int build(Instance *s, int restoring) {
     }
     int method = (int)param(s, R_INTEGRATOR, 0);
     if (FMU_MB_METHOD_GAMMA[method] != 0.0) r->solver_opt[FMU_MB_SLOT[S_GAMMA]] = FMU_MB_METHOD_GAMMA[method];
+    if (!apply_trajectories(s, r, "fmi2ExitInitializationMode", 1)) {
+        free_run(r);
+        return 0;
+    }
     /* start state: Simulator.initialize */
     memcpy(r->x, r->x0, (size_t)r->nx * 8);
     for (int i = 0, j = 0; i < FMU_MB_NVARS; ++i) {
@@ -820,7 +915,10 @@ static void free_states(Instance *s) {
 }
 
 static void reset_values(Instance *s) {
-    for (int i = 0; i < FMU_MB_NVARS; ++i) s->values[i] = FMU_MB_VARS[i].start;
+    for (int i = 0; i < FMU_MB_NVARS; ++i) {
+        s->values[i] = FMU_MB_VARS[i].start;
+        if (FMU_MB_VARS[i].role == R_TRAJ) s->traj_applied[FMU_MB_VARS[i].aux] = FMU_MB_VARS[i].start;
+    }
     for (int k = 0; k < s->n_outputs; ++k) s->values[s->outputs[k]] = 0.0;
 }
 
@@ -880,6 +978,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
     s->outputs = calloc((size_t)FMU_MB_NVARS + 1, sizeof(int));
     s->violations = calloc((size_t)FMU_MB_NVARS + 1, sizeof(int));
     s->built = calloc((size_t)FMU_MB_NVARS + 1, 8);
+    s->traj_applied = calloc((size_t)FMU_MB_NVARS + 1, 8);
     for (int i = 0; i < FMU_MB_NVARS; ++i) {
         const fmu_mb_var *v = &FMU_MB_VARS[i];
         if (v->causality == C_PARAMETER) s->params[s->n_params++] = i;
@@ -897,7 +996,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
               "resources folder?", err);
         s->magic = 0;
         free(s->name); free(s->resources); free(s->values); free(s->values_before); free(s->params);
-        free(s->inputs); free(s->outputs); free(s->violations); free(s->built); free(s);
+        free(s->inputs); free(s->outputs); free(s->violations); free(s->built); free(s->traj_applied); free(s);
         return NULL;
     }
     fmu_mb_arrays_free(a);
@@ -911,7 +1010,7 @@ EXPORT void fmi2FreeInstance(fmi2Component c) {
     free_states(s);
     free_run(s->run);
     free(s->name); free(s->resources); free(s->values); free(s->values_before); free(s->params);
-    free(s->inputs); free(s->outputs); free(s->violations); free(s->built);
+    free(s->inputs); free(s->outputs); free(s->violations); free(s->built); free(s->traj_applied);
     free(s);
 }
 
@@ -1051,6 +1150,8 @@ EXPORT fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real dt, fmi2Boole
               "solver.max_steps_per_call = %lld", dt, nsteps, s->h, (long long)s->max_steps);
         return fmi2Error;
     }
+    snprintf(where, sizeof where, "fmi2DoStep at t = %g s", t);
+    if (!apply_trajectories(s, r, where, 0)) return fmi2Error;
     hold_inputs(s, r);
     int64_t fails = r->fric_fail[0], ok = 0, res = 0;
     int64_t n = (int64_t)nr;
@@ -1171,7 +1272,7 @@ static int write_value(Instance *s, fmi2ValueReference vr, double x, const char 
         ERROR(s, "%s: '%s' = %s refused (not finite); keeping %s", what, v->name, repr(x, a), repr(s->values[vr], b));
         return 0;
     }
-    if (v->role == R_TRAJ && x != v->start) {
+    if (v->role == R_TRAJ && x != v->start && v->extra && strcmp(v->extra, "fixed") == 0) {
         ERROR(s, "%s: '%s' = %s refused: a native FMU follows the programmed trajectories it was built with (their "
               "segments are computed by the model file's Python); keeping %s. Change it in the model file and "
               "build again, or use the Python FMU", what, v->name, repr(x, a), repr(s->values[vr], b));
@@ -1534,7 +1635,7 @@ static int check_saved(Instance *s, const Unpacked *u, char *why, size_t wlen) {
         else if (v->has_range && !(v->min <= x && x <= v->max))
             snprintf(why, wlen, "'%s' must lie in [%g, %g]%s (got %g)", v->name, v->min, v->max,
                      unit_suffix(v, unit), x);
-        else if (v->role == R_TRAJ && x != v->start)
+        else if (v->role == R_TRAJ && x != v->start && v->extra && strcmp(v->extra, "fixed") == 0)
             snprintf(why, wlen, "'%s' = %s differs from the trajectory this native FMU was built with", v->name,
                      repr(x, a));
         else continue;
@@ -1580,6 +1681,9 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
             snprintf(msg, sizeof msg, "its parameters do not build this FMU's model (see the messages above)");
         } else if (!restore_record(s, &u, msg, sizeof msg)) {
             problem = 1;
+        } else if (!apply_trajectories(s, s->run, "fmi2SetFMUstate", 1)) {
+            problem = 1;
+            snprintf(msg, sizeof msg, "its trajectory inputs are invalid");
         } else {
             hold_inputs(s, s->run);
             problem = !gather(s, s->run) ? (snprintf(msg, sizeof msg, "its outputs cannot be evaluated"), 1)
@@ -1602,6 +1706,7 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
             back.fails = fail_before;
             back.t = t;
             restore_record(s, &back, why, sizeof why);
+            apply_trajectories(s, s->run, "fmi2SetFMUstate", 1);
             hold_inputs(s, s->run);
             gather(s, s->run);
         }
