@@ -108,14 +108,13 @@ def test_trajectory_inputs_change_the_native_fmus_paths_as_the_pythonfmu_fmus(fm
         inst.set(**{name.replace(".", "__"): -1.0 if "move_time" not in name else 0.0})
         with pytest.raises(Exception):
             inst.fmu.doStep(t, 0.01)
-        runs[kind] = (np.vstack([a, b]), [m.split(": ", 2)[-1] for m in inst.errors()][-1:])
+        runs[kind] = (np.vstack([a, b]), [m.split(": ", 1)[-1] for m in inst.errors()][-1:])
         inst.fmu.freeInstance()
     (py, py_err), (nat, nat_err) = runs["python"], runs["native"]
     scale = np.maximum(1.0, np.abs(py))
     assert np.max(np.abs(nat - py) / scale) <= 1e-12, np.max(np.abs(nat - py) / scale)
     assert not np.array_equal(py[:30], _steps(_instance(fmus[model].path, "d").init(), 0.0, 30, 0.01, names)[0])
-    assert py_err and nat_err and py_err[0].split("invalid trajectory input")[-1] == \
-        nat_err[0].split("invalid trajectory input")[-1], (py_err, nat_err)
+    assert py_err and nat_err and py_err[0] == nat_err[0], (py_err, nat_err)      # names, reason, all of it
 
 
 def test_count_and_value_options_are_baked_in_at_build_time(fmus, tmp_path):

@@ -504,6 +504,7 @@ static int apply_trajectories(Instance *s, Run *r, const char *where, int force)
         for (int i = 0; i < FMU_MB_NVARS; ++i) {
             const fmu_mb_var *v = &FMU_MB_VARS[i];
             if (v->role != R_TRAJ || v->aux >= r->n_tin || r->traj_index[v->aux] != bad_traj) continue;
+            if (!force && s->values[i] == s->traj_applied[v->aux]) continue;        /* the changed ones, as Python */
             size_t len = strlen(names);
             snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", v->name);
         }
