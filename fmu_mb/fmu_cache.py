@@ -27,12 +27,12 @@ def cached_fmu(model: str, log=print) -> Path:
     import pythonfmu
 
     from . import registry
-    from .fmi.builder import SHIM_SOURCE, VERSION, build_fmu
+    from .fmi.builder import SHIM_COMMON, SHIM_SOURCE, VERSION, build_fmu
     from .sources import core_digest
 
     h = hashlib.sha256()
     for part in (core_digest().encode(), (registry.models_dir() / f"{model}.py").read_bytes(),
-                 SHIM_SOURCE.read_bytes(), VERSION.encode(), str(pythonfmu.__version__).encode(),
+                 SHIM_SOURCE.read_bytes(), SHIM_COMMON.read_bytes(), VERSION.encode(), str(pythonfmu.__version__).encode(),
                  sys.version.encode(), sys.prefix.encode()):
         h.update(hashlib.sha256(part).digest())
     folder = cache_root() / f"{model}-{h.hexdigest()[:16]}"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 
 import pytest
 
@@ -18,16 +19,20 @@ def fmus(tmp_path_factory):
     return built
 
 
+def _extract_all(built: dict, root) -> dict:
+    """{name: folder} of every BuildResult in ``built`` unzipped under ``root``."""
+    out = {}
+    for name, r in built.items():
+        shutil.unpack_archive(str(r.path), str(root / name), "zip")
+        out[name] = root / name
+    return out
+
+
 @pytest.fixture(scope="session")
 def extracted_python(fmus, tmp_path_factory):
     """{name: folder} of every FMU extracted once (the robustness cases share these; test_robustness
     runs them against the native FMUs too)."""
-    root = tmp_path_factory.mktemp("extracted")
-    out = {}
-    for name, r in fmus.items():
-        shutil.unpack_archive(str(r.path), str(root / name), "zip")
-        out[name] = root / name
-    return out
+    return _extract_all(fmus, tmp_path_factory.mktemp("extracted"))
 
 
 @pytest.fixture(scope="session")
@@ -42,12 +47,16 @@ def native_fmus(tmp_path_factory):
 @pytest.fixture(scope="session")
 def extracted_native(native_fmus, tmp_path_factory):
     """{name: folder} of every native FMU extracted once."""
-    root = tmp_path_factory.mktemp("extracted_native")
-    out = {}
-    for name, r in native_fmus.items():
-        shutil.unpack_archive(str(r.path), str(root / name), "zip")
-        out[name] = root / name
-    return out
+    return _extract_all(native_fmus, tmp_path_factory.mktemp("extracted_native"))
+
+
+@pytest.fixture(scope="session")
+def wine_prefix(tmp_path_factory):
+    """One wine prefix for the session (its first start takes ~7 s); warns once where wine cannot run."""
+    from tests.windows import MINGW, MISSING, WINE
+    if not (MINGW and WINE):
+        print(f"\nWARNING: the win64 kernel library and native FMUs are not run: {MISSING}", file=sys.stderr)
+    return tmp_path_factory.mktemp("wine")
 
 
 @pytest.fixture(scope="session")

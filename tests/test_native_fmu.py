@@ -10,10 +10,8 @@ worker threads.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,11 +20,10 @@ from fmpy import extract, read_model_description, simulate_fmu
 
 from fmu_mb import registry
 from fmu_mb.native.library import TARGETS
+from tests.windows import MINGW, MISSING, WINE, run_wine
 
 HERE = Path(__file__).resolve().parent
 MODELS = registry.available()
-MINGW = shutil.which(TARGETS["win64"][1])
-WINE = shutil.which("wine64") or ("/usr/lib/wine/wine64" if os.path.exists("/usr/lib/wine/wine64") else None)
 #: the most detailed options of every model (bench/realtime.py's DETAIL, as FMU parameters)
 DETAIL = {"crane": {"model.link": 1, "model.friction": 2, "model.base": 0},
           "manipulator": {"model.base": 1, "model.link": 1, "model.friction": 1},
@@ -277,14 +274,6 @@ def test_a_plain_c_host_runs_the_native_fmu_without_any_environment(native_fmus,
     assert np.array_equal(got, want), np.max(np.abs(got - want))
 
 
-@pytest.fixture(scope="module")
-def wine_prefix(tmp_path_factory):
-    if not (MINGW and WINE):
-        print("\nWARNING: the win64 native FMU is not run: needs mingw-w64 and wine64 (apt-get install "
-              "gcc-mingw-w64-x86-64 wine64)", file=sys.stderr)
-    return tmp_path_factory.mktemp("wine_fmu")
-
-
 @pytest.mark.parametrize("model", ["five_axis", "three_loop", "crane"])
 def test_the_win64_fmu_runs_under_wine(native_fmus, tmp_path, wine_prefix, model):
     """The same host built with mingw-w64 loads binaries/win64/<model>.dll under wine 8 and steps it
@@ -294,13 +283,12 @@ def test_the_win64_fmu_runs_under_wine(native_fmus, tmp_path, wine_prefix, model
     three_loop 1.8e-14 (joint1.F[2]), crane 2.2e-12 (column.M[2]: the column's reaction moment balances the
     flexible base's 1e7 N/m supports, whose forces are large differences of small deflections)."""
     if not (MINGW and WINE):
-        pytest.skip("needs mingw-w64 and wine64 (apt-get install gcc-mingw-w64-x86-64 wine64)")
+        pytest.skip(MISSING)
     folder = extract(str(native_fmus[model].path), str(tmp_path / model))
     host = _compile(MINGW, HERE / "c_host" / "fmu_host.c", tmp_path / "fmu_host.exe", ["-static-libgcc"])
     start = {k: v for k, v in DRIVES.get(model, {}).items()}
     args, names = _host_args(model, folder, "win64", 50, 0.01, tmp_path / "out.bin", start)
-    env = {"WINEPREFIX": str(wine_prefix), "WINEDEBUG": "-all", "HOME": str(wine_prefix), "PATH": "/usr/bin:/bin"}
-    run = subprocess.run([WINE, str(host), *args], capture_output=True, text=True, env=env, timeout=600)
+    run = run_wine(wine_prefix, [host, *args])
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     got = np.fromfile(tmp_path / "out.bin").reshape(50, len(names))
     ref, _ = _run(native_fmus[model].path, start, 0.5)

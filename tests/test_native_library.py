@@ -29,8 +29,8 @@ from fmu_mb.kernels.entries import ENTRIES
 from fmu_mb.model.compile import compile_mechanism
 from fmu_mb.simulator import Simulator
 from tests.test_native import _run, assert_bitwise, assert_runs_without_numba
+from tests.windows import MINGW, MISSING, WINE, run_wine
 
-MINGW = shutil.which("x86_64-w64-mingw32-gcc")
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,6 @@ def test_a_process_on_the_library_never_imports_numba(libraries):
 # ---------------------------------------------------------------- without Python: arrays file + C host
 HOST_DIR = Path(__file__).resolve().parent / "c_host"
 NATIVE_SRC = Path(__file__).resolve().parents[1] / "fmu_mb" / "native"
-WINE = shutil.which("wine64") or next((p for p in ("/usr/lib/wine/wine64",) if Path(p).is_file()), None)
 HOST_CASES = [("three_loop", dict(friction="stribeck"), "rk4", 1e-3, 250),
               ("five_axis", dict(friction="stribeck"), "rk4", 1e-3, 250),
               ("manipulator", dict(base="flexible", link="flexible", friction="lugre"), "ros34pw2", 1.25e-3, 200),
@@ -201,17 +200,7 @@ def test_a_plain_c_program_steps_the_library_bitwise_like_the_simulator(librarie
     assert got.shape == want.shape and np.array_equal(got, want), np.abs(got - want).max()
 
 
-@pytest.fixture(scope="module")
-def wine_prefix(tmp_path_factory):
-    """One wine prefix for the module (its first start takes ~7 s)."""
-    if not (MINGW and WINE):
-        print("\nWARNING: the win64 kernel library is not run: needs mingw-w64 and wine64 (apt-get install "
-              "gcc-mingw-w64-x86-64 wine64)", file=sys.stderr)
-    return tmp_path_factory.mktemp("wine")
-
-
-@pytest.mark.skipif(not (MINGW and WINE), reason="needs mingw-w64 and wine64 (apt-get install gcc-mingw-w64-x86-64 "
-                    "wine64) to run the Windows library")
+@pytest.mark.skipif(not (MINGW and WINE), reason=MISSING + " to run the Windows library")
 @pytest.mark.parametrize("name, opts, method, h, n", HOST_CASES, ids=[c[0] for c in HOST_CASES])
 def test_the_windows_library_steps_under_wine_like_the_simulator(libraries, wine_prefix, tmp_path, name, opts,
                                                                    method, h, n):
@@ -225,10 +214,7 @@ def test_the_windows_library_steps_under_wine_like_the_simulator(libraries, wine
     path, entry, want = _host_case(tmp_path, name, opts, method, h, n)
     host = _compile_host(MINGW, tmp_path / "kernels_host.exe")
     win = lambda p: "Z:" + str(p).replace("/", "\\")                               # noqa: E731
-    env = {"WINEPREFIX": str(wine_prefix), "WINEDEBUG": "-all", "HOME": str(tmp_path),
-           "PATH": "/usr/bin:/bin"}
-    run = subprocess.run([WINE, str(host), win(libraries["win64"]), win(path), entry, str(n),
-                          win(tmp_path / "x.bin")], capture_output=True, text=True, env=env, timeout=600)
+    run = run_wine(wine_prefix, [host, win(libraries["win64"]), win(path), entry, n, win(tmp_path / "x.bin")])
     assert run.returncode == 0, run.stdout + run.stderr
     got = np.fromfile(tmp_path / "x.bin")
     assert got.shape == want.shape

@@ -47,6 +47,8 @@ from .interface import INTERFACE_FILE, build_interface, check_variants
 
 PACKAGE = Path(__file__).resolve().parents[1]
 SHIM_SOURCE = Path(__file__).with_name("shim") / "fmu_mb_shim.c"
+#: what the shim shares with the native FMUs' C layer (FMI types, log categories, URI parsing)
+SHIM_COMMON = SHIM_SOURCE.with_name("fmi2_common.h")
 VERSION = "0.1.0"
 
 
@@ -245,13 +247,19 @@ def _package(name: str, script_text: str, itf, description: str, stop_time: floa
             zout.writestr(f"resources/{INTERFACE_FILE}", itf.to_json())
         fmu = out_dir / f"{name}.fmu"
         shutil.move(tmp_fmu, fmu)
-    md = out_dir / f"{name}.md"
+    return finish_build(fmu, doc, len(itf.vars), t0, validate)
+
+
+def finish_build(fmu: Path, doc: str, n_vars: int, t0: float, validate: bool) -> BuildResult:
+    """The interface table next to the FMU (<name>.md), FMPy's validation if asked, and the BuildResult
+    (both FMU kinds, fmi.native_fmu too)."""
+    md = fmu.with_suffix(".md")
     md.write_text(doc)
     problems = []
     if validate:
         from fmpy.validation import validate_fmu
         problems = validate_fmu(str(fmu))
-    return BuildResult(fmu, md, fmu.stat().st_size, len(itf.vars), time.perf_counter() - t0, problems)
+    return BuildResult(fmu, md, fmu.stat().st_size, n_vars, time.perf_counter() - t0, problems)
 
 
 def native_kernels() -> tuple:

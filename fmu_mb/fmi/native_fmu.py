@@ -178,7 +178,7 @@ def _defaults(itf) -> dict:
     return {tuple(v.source): float(v.start) for v in itf.vars if v.causality == "parameter"}
 
 
-def variant_records(module, itf, variant: dict, meta: dict) -> tuple[list, dict]:
+def variant_records(module, itf, variant: dict) -> tuple[list, dict]:
     """(arrays-file records, facts for the model table) of one option combination at the
     interface's default parameter values; the order of operations is MechanismSlave._build's."""
     from ..simulator import Simulator
@@ -424,7 +424,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     ``enumerations=False``: named options as Integers (OSP libcosim, as fmi.builder.build_fmu);
     ``options``: values of Count/Value options to carry instead of the model file's defaults
     ({"n_div": 5, "damping": 1.2e-3}; these options rebuild the model, so a native FMU has one value)."""
-    from .builder import VERSION, BuildResult
+    from .builder import VERSION, finish_build
     from .description import fmu_guid, interface_markdown, model_description
     from .interface import build_interface, check_variants, option_variants
     t0 = time.perf_counter()
@@ -450,7 +450,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
         tmp = Path(tmp)
         rows, texts, facts_list, files = [], [], [], []
         for k, variant in enumerate(option_variants(module)):
-            records, facts = variant_records(module, itf, variant, meta)
+            records, facts = variant_records(module, itf, variant)
             path = arrays.write(tmp / f"{k}.arrays", records, digest)
             files.append(path)
             rows.append(_option_codes(module, itf, variant))
@@ -488,10 +488,4 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
                 indent=1))
             z.writestr("documentation/interface.md", doc)
         os.replace(part, fmu)
-    md = out_dir / f"{model}.md"
-    md.write_text(doc)
-    found = []
-    if validate:
-        from fmpy.validation import validate_fmu
-        found = validate_fmu(str(fmu))
-    return BuildResult(fmu, md, fmu.stat().st_size, len(itf.vars), time.perf_counter() - t0, found)
+    return finish_build(fmu, doc, len(itf.vars), t0, validate)

@@ -12,15 +12,7 @@
 
 #include "arrays.h"
 
-#if defined(_WIN32)
-#include <windows.h>
-static void *open_library(const char *p) { return (void *)LoadLibraryA(p); }
-static void *symbol(void *h, const char *s) { return (void *)GetProcAddress((HMODULE)h, s); }
-#else
-#include <dlfcn.h>
-static void *open_library(const char *p) { return dlopen(p, RTLD_NOW | RTLD_LOCAL); }
-static void *symbol(void *h, const char *s) { return dlsym(h, s); }
-#endif
+#include "dynload.h"
 
 typedef int32_t (*steps_fn)(const int64_t *, const int64_t *, double *, int64_t, double, double *, int64_t,
                             double, int64_t, int64_t *);

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "arrays.h"
+#include "fmi2_common.h"
 #include "fmi2_native.h"
 #include "fmu_mb_kernels.h"
 
@@ -45,34 +46,9 @@
 #define EXPORT __attribute__((visibility("default")))
 #endif
 
-/* FMI 2.0 types (the standard's ABI) */
-typedef void *fmi2Component;
-typedef void *fmi2ComponentEnvironment;
-typedef void *fmi2FMUstate;
-typedef unsigned int fmi2ValueReference;
-typedef double fmi2Real;
-typedef int fmi2Integer;
-typedef int fmi2Boolean;
-typedef char fmi2Char;
-typedef const fmi2Char *fmi2String;
-typedef char fmi2Byte;
-typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
-typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
-typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
-typedef void (*fmi2CallbackLogger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
-typedef struct {
-    fmi2CallbackLogger logger;
-    void *(*allocateMemory)(size_t, size_t);
-    void (*freeMemory)(void *);
-    void (*stepFinished)(fmi2ComponentEnvironment, fmi2Status);
-    fmi2ComponentEnvironment componentEnvironment;
-} fmi2CallbackFunctions;
 
 enum { INSTANTIATED, INITIALIZATION, STEPPING, TERMINATED };
 static const char *const PHASES[] = {"instantiated", "initialization mode", "stepping", "terminated"};
-static const char *const CATEGORIES[] = {"logStatusWarning", "logStatusDiscard", "logStatusError",
-                                         "logStatusFatal", "logAll"};
-#define N_CATEGORIES 5
 #define TIME_LIMIT 2e9
 #define COORDINATE_LIMIT 1e6
 #define RATE_LIMIT 1e6
@@ -152,22 +128,6 @@ typedef struct {
 /* ------------------------------------------------------------------------------------------------
  * Logging
  */
-static int category_index(const char *name) {
-    for (int i = 0; name && i < N_CATEGORIES; ++i)
-        if (strcmp(name, CATEGORIES[i]) == 0) return i;
-    return -1;
-}
-
-static const char *default_category(int status) {
-    switch (status) {
-    case fmi2Warning: return "logStatusWarning";
-    case fmi2Discard: return "logStatusDiscard";
-    case fmi2Error: return "logStatusError";
-    case fmi2Fatal: return "logStatusFatal";
-    default: return "logAll";
-    }
-}
-
 /* Send plain text to the host's logger: '%' doubled (the logger takes a format), category never NULL. */
 static void emit(const fmi2CallbackFunctions *cb, const char *instance, int status, const char *text) {
     char buf[4096 * 2 + 1];
@@ -441,7 +401,8 @@ static void anchor(Run *r, double t) {
 static void hold_inputs(Instance *s, Run *r) {
     int di = 0, fi = 0;
     memset(r->tau, 0, (size_t)r->nv * 8);
-    for (int i = 0; i < FMU_MB_NVARS; ++i) {
+    for (int k = 0; k < s->n_inputs; ++k) {
+        int i = s->inputs[k];
         const fmu_mb_var *v = &FMU_MB_VARS[i];
         if (v->role == R_TAU_DRIVE) {
             int64_t d = r->drive_dof[di++];
@@ -453,6 +414,14 @@ static void hold_inputs(Instance *s, Run *r) {
     }
 }
 
+/* The trajectory input values are those in force. */
+static void keep_trajectory_inputs(Instance *s) {
+    for (int k = 0; k < s->n_inputs; ++k) {
+        int i = s->inputs[k];
+        if (FMU_MB_VARS[i].role == R_TRAJ) s->traj_applied[FMU_MB_VARS[i].aux] = s->values[i];
+    }
+}
+
 /* The trajectory inputs into the run's segment tables (MechanismSlave._apply_trajectories,
  * Simulator.set_trajectory): every table recomputed from the Model's as base + slope * (value - p0),
  * checked as Trajectory.validate checks (ranges, segments in time order, moves of positive duration)
@@ -460,18 +429,21 @@ static void hold_inputs(Instance *s, Run *r) {
  * values in force are shown again. force: apply even if nothing changed (a restored state). */
 static int apply_trajectories(Instance *s, Run *r, const char *where, int force) {
     int changed = force;
-    for (int i = 0; i < FMU_MB_NVARS; ++i)
+    for (int k = 0; k < s->n_inputs; ++k) {
+        int i = s->inputs[k];
         if (FMU_MB_VARS[i].role == R_TRAJ && s->values[i] != s->traj_applied[FMU_MB_VARS[i].aux]) changed = 1;
-    if (!changed || !r->nseg) {
-        for (int i = 0; i < FMU_MB_NVARS; ++i)
-            if (FMU_MB_VARS[i].role == R_TRAJ) s->traj_applied[FMU_MB_VARS[i].aux] = s->values[i];
+    }
+    if (!changed) return 1;
+    if (!r->nseg) {
+        keep_trajectory_inputs(s);
         return 1;
     }
     memcpy(r->tt, r->seg_time, (size_t)(2 * r->nseg) * 8);
     memcpy(r->tp, r->seg_par, (size_t)(r->width * r->nseg) * 8);
     char why[600] = "", names[1200] = "", unit[64];
     int bad_traj = -1;
-    for (int i = 0; i < FMU_MB_NVARS; ++i) {
+    for (int k = 0; k < s->n_inputs; ++k) {
+        int i = s->inputs[k];
         const fmu_mb_var *v = &FMU_MB_VARS[i];
         if (v->role != R_TRAJ) continue;
         int j = v->aux;
@@ -501,7 +473,8 @@ static int apply_trajectories(Instance *s, Run *r, const char *where, int force)
         }
     }
     if (why[0]) {
-        for (int i = 0; i < FMU_MB_NVARS; ++i) {
+        for (int k = 0; k < s->n_inputs; ++k) {
+            int i = s->inputs[k];
             const fmu_mb_var *v = &FMU_MB_VARS[i];
             if (v->role != R_TRAJ || v->aux >= r->n_tin || r->traj_index[v->aux] != bad_traj) continue;
             if (!force && s->values[i] == s->traj_applied[v->aux]) continue;        /* the changed ones, as Python */
@@ -509,14 +482,15 @@ static int apply_trajectories(Instance *s, Run *r, const char *where, int force)
             snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", v->name);
         }
         ERROR(s, "%s: invalid trajectory input (%s): %s; the previous values are kept", where, names, why);
-        for (int i = 0; i < FMU_MB_NVARS; ++i)
+        for (int k = 0; k < s->n_inputs; ++k) {
+            int i = s->inputs[k];
             if (FMU_MB_VARS[i].role == R_TRAJ) s->values[i] = s->traj_applied[FMU_MB_VARS[i].aux];
+        }
         return 0;
     }
     memcpy(r->traj_time, r->tt, (size_t)(2 * r->nseg) * 8);
     memcpy(r->traj_par, r->tp, (size_t)(r->width * r->nseg) * 8);
-    for (int i = 0; i < FMU_MB_NVARS; ++i)
-        if (FMU_MB_VARS[i].role == R_TRAJ) s->traj_applied[FMU_MB_VARS[i].aux] = s->values[i];
+    keep_trajectory_inputs(s);
     return 1;
 }
 
@@ -770,102 +744,11 @@ static int result_problem(Instance *s, const char *where, char *msg, size_t len)
 /* ------------------------------------------------------------------------------------------------
  * Life cycle
  */
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static int valid_utf8(const char *p) {
-    const unsigned char *s = (const unsigned char *)p;
-    while (*s) {
-        unsigned c = *s++;
-        int more = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-        if (more < 0 || (more == 1 && c < 0xC2) || (c == 0xF4 && (*s > 0x8F)) || c > 0xF4) return 0;
-        if (c == 0xE0 && *s < 0xA0) return 0;
-        if (c == 0xED && *s > 0x9F) return 0;
-        if (c == 0xF0 && *s < 0x90) return 0;
-        for (int i = 0; i < more; ++i, ++s)
-            if ((*s & 0xC0) != 0x80) return 0;
-    }
-    return 1;
-}
-
-static int ci_prefix(const char *s, const char *prefix) {
-    for (; *prefix; ++s, ++prefix)
-        if (!*s || ((*s | 0x20) != (*prefix | 0x20))) return 0;
-    return 1;
-}
-
-static int absolute_path(const char *p) {
-#if defined(_WIN32)
-    return p[0] == '/' || p[0] == '\\' || (p[0] && p[1] == ':');
-#else
-    return p[0] == '/';
-#endif
-}
-
-/* The path of a file URI (RFC 3986/8089: file:///p, file://localhost/p, file:/p; %XX escapes when
- * decode), or a plain absolute path; 0 and the reason on failure. */
-static int decode_file_uri(const char *uri, char *out, size_t size, int decode, char *why, size_t wsize) {
-    const char *p;
-    if (!ci_prefix(uri, "file:")) {
-        size_t n = strlen(uri);
-        if (absolute_path(uri)) {
-            if (n + 2 >= size) { snprintf(why, wsize, "the path is too long"); return 0; }
-            strcpy(out, uri);
-            if (out[n - 1] != '/' && out[n - 1] != '\\') strcpy(out + n, "/");
-            return 1;
-        }
-        snprintf(why, wsize, "it is not a file URI (expected file:///absolute/path/to/resources)");
-        return 0;
-    }
-    p = uri + 5;
-    if (p[0] == '/' && p[1] == '/') {
-        p += 2;
-        const char *slash = strchr(p, '/');
-        size_t alen = slash ? (size_t)(slash - p) : strlen(p);
-        if (alen && !(alen == 9 && ci_prefix(p, "localhost"))) {
-            snprintf(why, wsize, "it names the host '%.*s'; only local files (file:///path) can be used",
-                     (int)(alen > 200 ? 200 : alen), p);
-            return 0;
-        }
-        p += alen;
-    }
-    if (p[0] != '/') {
-        snprintf(why, wsize, "its path is not absolute");
-        return 0;
-    }
-#if defined(_WIN32)
-    if (p[1] && p[2] == ':') ++p;                          /* file:///C:/dir -> C:/dir */
-#endif
-    size_t o = 0;
-    for (size_t i = 0; p[i]; ++i) {
-        char c = p[i];
-        if (decode && c == '%') {
-            int hi = hexval(p[i + 1]), lo = hi < 0 ? -1 : hexval(p[i + 2]);
-            if (hi < 0 || lo < 0) {
-                snprintf(why, wsize, "it has a malformed percent-escape at character %u",
-                         (unsigned)((size_t)(p - uri) + i + 1));
-                return 0;
-            }
-            c = (char)(hi * 16 + lo);
-            if (c == '\0') {
-                snprintf(why, wsize, "it encodes a NUL character (%%00)");
-                return 0;
-            }
-            i += 2;
-        }
-        if (o + 2 >= size) {
-            snprintf(why, wsize, "the path is too long");
-            return 0;
-        }
-        out[o++] = c;
-    }
-    if (o == 0 || (out[o - 1] != '/' && out[o - 1] != '\\')) out[o++] = '/';
-    out[o] = '\0';
-    return 1;
+/* dir with a trailing separator (dir has room for one more character). */
+static const char *with_separator(char *dir) {
+    size_t n = strlen(dir);
+    if (n == 0 || (dir[n - 1] != '/' && dir[n - 1] != '\\')) strcpy(dir + n, "/");
+    return dir;
 }
 
 /* A directory holding this FMU's compiled mechanisms (variants/0.arrays). */
@@ -890,9 +773,11 @@ static char *resources_dir(const char *uri, char *why, size_t wsize) {
         return NULL;
     }
     const char *found = NULL;
-    int ok_dec = decode_file_uri(uri, decoded, sizeof decoded, 1, reason, sizeof reason);
-    if (ok_dec && is_our_resources(decoded)) found = decoded;
-    else if (decode_file_uri(uri, raw, sizeof raw, 0, raw_why, sizeof raw_why) && is_our_resources(raw)) found = raw;
+    int ok_dec = decode_file_uri(uri, decoded, sizeof decoded - 1, 1, reason, sizeof reason);
+    if (ok_dec && is_our_resources(with_separator(decoded))) found = decoded;
+    else if (decode_file_uri(uri, raw, sizeof raw - 1, 0, raw_why, sizeof raw_why) &&
+             is_our_resources(with_separator(raw)))
+        found = raw;
     if (found) {
         char *out = malloc(strlen(found) + 1);
         if (out) strcpy(out, found);

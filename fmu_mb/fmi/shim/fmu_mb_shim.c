@@ -43,7 +43,7 @@
  * One fmu_mb instance (struct Shim) wraps one wrapper component. The instance a call is for is
  * kept in a thread-local pointer while the call runs, so the Python slave's reports reach it
  * from any host thread. Environment overrides: FMU_MB_LIBPYTHON (path of libpython to load).
- * The FMI 2.0 C types are declared below from the standard's ABI.
+ * The FMI 2.0 C types, log categories and URI parsing are shared with the native FMUs (fmi2_common.h).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -59,27 +59,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef void *fmi2Component;
-typedef void *fmi2ComponentEnvironment;
-typedef void *fmi2FMUstate;
-typedef unsigned int fmi2ValueReference;
-typedef double fmi2Real;
-typedef int fmi2Integer;
-typedef int fmi2Boolean;
-typedef char fmi2Char;
-typedef const fmi2Char *fmi2String;
-typedef char fmi2Byte;
-typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
-typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
-typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
-typedef void (*fmi2CallbackLogger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
-typedef struct {
-    fmi2CallbackLogger logger;
-    void *(*allocateMemory)(size_t, size_t);
-    void (*freeMemory)(void *);
-    void (*stepFinished)(fmi2ComponentEnvironment, fmi2Status);
-    fmi2ComponentEnvironment componentEnvironment;
-} fmi2CallbackFunctions;
+#include "fmi2_common.h"
 
 #ifndef FMU_MB_LIBPYTHON
 #define FMU_MB_LIBPYTHON "libpython3.so"
@@ -107,11 +87,6 @@ static const char *const PHASE_NAMES[] = {"instantiated", "initialization mode",
 #define M_STEP (1u << STEPPING)
 #define M_TERM (1u << TERMINATED)
 
-/* Debug-log categories of the modelDescription (fmu_mb.fmi.description.LOG_CATEGORIES). */
-static const char *const CATEGORIES[] = {"logStatusWarning", "logStatusDiscard", "logStatusError",
-                                         "logStatusFatal", "logAll"};
-#define N_CATEGORIES (sizeof CATEGORIES / sizeof CATEGORIES[0])
-
 typedef struct Shim {
     unsigned long magic;
     fmi2Component inner;              /* the wrapper's component */
@@ -138,22 +113,6 @@ static __thread Shim *g_current = NULL;
 /* ------------------------------------------------------------------------------------------------
  * Logging
  */
-static const char *default_category(int status) {
-    switch (status) {
-    case fmi2Warning: return "logStatusWarning";
-    case fmi2Discard: return "logStatusDiscard";
-    case fmi2Error: return "logStatusError";
-    case fmi2Fatal: return "logStatusFatal";
-    default: return "logAll";
-    }
-}
-
-static int category_index(const char *name) {
-    for (size_t i = 0; name && i < N_CATEGORIES; ++i)
-        if (strcmp(name, CATEGORIES[i]) == 0) return (int)i;
-    return -1;
-}
-
 /* Send `text` (plain text, not a format) to a host logger: '%' doubled, category never NULL. */
 static void emit(const fmi2CallbackFunctions *cb, const char *instance, int status, const char *category,
                  const char *text) {
@@ -324,82 +283,6 @@ static int arrays_ok(Shim *s, const char *fn, size_t n, const void *a, const cha
 /* ------------------------------------------------------------------------------------------------
  * Resource location (RFC 3986 / RFC 8089 file URIs)
  */
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static int valid_utf8(const char *p) {
-    const unsigned char *s = (const unsigned char *)p;
-    while (*s) {
-        unsigned c = *s++;
-        int more = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-        if (more < 0 || (more == 1 && c < 0xC2) || (c == 0xF4 && (*s > 0x8F)) || c > 0xF4) return 0;
-        if (c == 0xE0 && *s < 0xA0) return 0;               /* overlong */
-        if (c == 0xED && *s > 0x9F) return 0;               /* surrogates */
-        if (c == 0xF0 && *s < 0x90) return 0;               /* overlong */
-        for (int i = 0; i < more; ++i, ++s)
-            if ((*s & 0xC0) != 0x80) return 0;
-    }
-    return 1;
-}
-
-/* The path part of a file URI, percent-decoded into out. Returns 0 and writes why on failure. */
-static int decode_file_uri(const char *uri, char *out, size_t size, int decode, char *why, size_t wsize) {
-    const char *p;
-    if (strncasecmp(uri, "file:", 5) != 0) {
-        if (uri[0] == '/') {                                   /* a plain absolute path: taken as it is */
-            if (strlen(uri) >= size) { snprintf(why, wsize, "the path is too long"); return 0; }
-            strcpy(out, uri);
-            return 1;
-        }
-        snprintf(why, wsize, "it is not a file URI (expected file:///absolute/path/to/resources)");
-        return 0;
-    }
-    p = uri + 5;
-    if (p[0] == '/' && p[1] == '/') {                          /* file://authority/path */
-        p += 2;
-        const char *slash = strchr(p, '/');
-        size_t alen = slash ? (size_t)(slash - p) : strlen(p);
-        if (alen && !(alen == 9 && strncasecmp(p, "localhost", 9) == 0)) {
-            snprintf(why, wsize, "it names the host '%.*s'; only local files (file:///path) can be used",
-                     (int)(alen > 200 ? 200 : alen), p);
-            return 0;
-        }
-        p += alen;
-    }
-    if (p[0] != '/') {
-        snprintf(why, wsize, "its path is not absolute");
-        return 0;
-    }
-    size_t o = 0;
-    for (size_t i = 0; p[i]; ++i) {
-        char c = p[i];
-        if (decode && c == '%') {
-            int hi = hexval(p[i + 1]), lo = hi < 0 ? -1 : hexval(p[i + 2]);
-            if (hi < 0 || lo < 0) {
-                snprintf(why, wsize, "it has a malformed percent-escape at character %zu", (size_t)(p - uri) + i + 1);
-                return 0;
-            }
-            c = (char)(hi * 16 + lo);
-            if (c == '\0') {
-                snprintf(why, wsize, "it encodes a NUL character (%%00)");
-                return 0;
-            }
-            i += 2;
-        }
-        if (o + 1 >= size) {
-            snprintf(why, wsize, "the path is too long");
-            return 0;
-        }
-        out[o++] = c;
-    }
-    out[o] = '\0';
-    return 1;
-}
-
 /* A directory that holds this FMU's slave script; canonical path into out. */
 static int is_our_resources(const char *path, char *out) {
     char canon[PATH_MAX], probe[PATH_MAX + 64];
