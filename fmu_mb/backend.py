@@ -2,21 +2,21 @@
 
 * ``jit`` — the numba dispatchers, compiled on first use and cached on disk
   (kernels.handles makes their Model/Data handles).
-* ``native`` — the same functions compiled ahead of time into an extension module
-  (fmu_mb.native). No numba import, no cache load: what lets an FMU start in a fraction
-  of a second. Handles are int64 address blocks (:func:`address_block`).
+* ``native`` — the same functions compiled ahead of time into one C library (fmu_mb.native,
+  the library the native FMUs link), called through ctypes (fmu_mb.native.clib). No numba
+  import, no cache load: what lets an FMU start in a fraction of a second. Handles are int64
+  address blocks (fmu_mb.native.clib.address_block).
 
 Both serve the same calls, ``k.<entry>(mh, dh, *args)`` with ``mh, dh = k.handles(model,
-data)``. The native functions do not check argument types (the JIT dispatchers do): only
-the Simulator calls them, with its own arrays. ``FMU_MB_BACKEND`` (jit, native, auto)
-overrides the choice an FMU makes (auto: native when the FMU carries kernels for its core).
+data)``. The native functions check an array argument's type once, on its first use (the JIT
+dispatchers on every call): only the Simulator calls them, with its own arrays. ``FMU_MB_BACKEND``
+(jit, native, auto) overrides the choice an FMU makes (auto: native when the FMU carries kernels
+for its core and platform).
 """
 from __future__ import annotations
 
 import os
 from importlib import import_module
-
-import numpy as np
 
 from .kernels.entries import ENTRIES
 
@@ -43,46 +43,6 @@ class JitKernels:
         return model_struct(model), data_struct(data)
 
 
-class _Block(np.ndarray):
-    """An address block that keeps the arrays it points into alive (``owner``)."""
-
-
-def address_block(tup, schema) -> np.ndarray:
-    """int64 block of a Model/Data for the native kernels: per field its data address followed
-    by its shape (scalar fields: the value), in ``schema`` order ([field, dtype, ndim])."""
-    out = []
-    for field, dtype, ndim in schema:
-        v = getattr(tup, field)
-        if ndim < 0:
-            out.append(int(v))
-            continue
-        if not (isinstance(v, np.ndarray) and v.dtype.name == dtype and v.ndim == ndim and v.flags.c_contiguous):
-            raise TypeError(f"native kernels: field {field} must be a C-contiguous {dtype} array with {ndim} "
-                            f"dimension(s) (got {getattr(v, 'dtype', type(v))}, {np.ndim(v)})")
-        out.append(v.ctypes.data)
-        out.extend(v.shape)
-    block = np.array(out, dtype=np.int64).view(_Block)
-    block.owner = tup
-    return block
-
-
-class NativeKernels:
-    """Entry points of a native kernel module (fmu_mb.native)."""
-
-    name = "native"
-
-    def __init__(self, module, manifest):
-        self._module, self.manifest = module, manifest
-        self.description = (f"native (ahead-of-time, numba {manifest['numba']}, "
-                            f"cpu {manifest['target_cpu'] or 'generic'})")
-        for entry in ENTRIES:
-            setattr(self, entry, getattr(module, entry))
-
-    def handles(self, model, data):
-        s = self.manifest["schema"]
-        return address_block(model, s["model"]), address_block(data, s["data"])
-
-
 _JIT = JitKernels()
 
 
@@ -101,10 +61,10 @@ def kernel_set(backend: str = "jit", search=()):
     from . import native
     reasons = []
     for d in (native.LIB_DIR, *search):
-        mod, man = native.load(d)
-        if mod is not None:
-            return NativeKernels(mod, man), ""
-        reasons.append(man)
+        kernels, why = native.load(d)
+        if kernels is not None:
+            return kernels, ""
+        reasons.append(why)
     if backend == "native":
         raise RuntimeError("native kernels unavailable: " + "; ".join(reasons))
     return _JIT, "; ".join(reasons)
@@ -115,13 +75,13 @@ _process_kernels: dict = {}
 
 def process_kernel_set(backend: str = "auto", search=()):
     """(kernels, note) as :func:`kernel_set`, loaded once per process and backend (FMU slaves
-    use this; every instance of an FMU shares the loaded module).
+    use this; every instance of an FMU shares the loaded library).
 
-    The native module carries its own copy of numba's runtime (hidden symbols), and processes
-    holding both it and numba's JIT are safe: the aborts at exit once blamed on that mix
-    ("corrupted double-linked list") were pythonfmu's exit-time use-after-free, which the FMU
-    binary now prevents (fmu_mb/fmi/shim/fmu_mb_shim.c, point 5; tests/test_robustness.py runs
-    the mix)."""
+    The native library holds no numba runtime (its two runtime functions are its own, hidden:
+    fmu_mb/native/runtime.c), so a process may hold it and numba's JIT side by side; the aborts
+    at exit once blamed on such a mix ("corrupted double-linked list") were pythonfmu's exit-time
+    use-after-free, which the FMU binary prevents (fmu_mb/fmi/shim/fmu_mb_shim.c, point 5;
+    tests/test_robustness.py runs the mix)."""
     key = (_checked(backend), tuple(str(d) for d in search))
     if key not in _process_kernels:
         _process_kernels[key] = kernel_set(backend, search)

@@ -46,10 +46,10 @@ Build FMI 2.0 co-simulation FMUs of the mechanisms in models/ (and the PD contro
     fmu-mb build --out /tmp/fmus --no-controller
 
 Each FMU is validated with FMPy (schema and consistency); a Markdown table of its
-interface is written next to it (<model>.md). Mechanism FMUs carry the kernels compiled
-ahead of time for this platform (fmu_mb.native; compiled once per core version, ~30 s),
-so they start without numba compiling or loading anything; --no-native leaves them out
-(the FMU then runs the numba JIT and its on-disk cache).
+interface is written next to it (<model>.md). Mechanism FMUs carry the kernel library
+compiled ahead of time for this platform (fmu_mb.native; compiled once per core version,
+~45 s; the native FMUs link the same), so they start without numba compiling or loading
+anything; --no-native leaves it out (the FMU then runs the numba JIT and its on-disk cache).
 
 Every FMU built also gets its FMI cross-check folder (default under OUT/cross-check, or
 --cross-check DIR; --no-cross-check skips it, about 1 s per FMU):
@@ -697,7 +697,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--out", default="dist", help="output directory (default: dist)")
     b.add_argument("--no-controller", action="store_true", help="do not build the PD controller FMU")
     b.add_argument("--no-native", action="store_true",
-                   help="do not include native kernels (the FMUs then compile with numba on first use)")
+                   help="do not include the native kernel library (the FMUs then compile with numba on first use)")
     b.add_argument("--kind", choices=("python", "native", "both"), default="python",
                    help="python: FMUs running the fmu_mb core in the host's Python (default); native: FMUs with "
                         "the compiled kernels and a C FMI layer, no Python on the host, into OUT/native/ "

@@ -349,16 +349,11 @@ def _unit(v) -> str:
     return v.unit or (v.declaredType.unit if v.declaredType is not None else None) or ""
 
 
-def _build_python(fmu: Path) -> str:
-    """'CPython 3.11' from the native kernels' file suffix, if the FMU carries them."""
+def _native_kernels(fmu: Path) -> str:
+    """The target of the native kernel library the FMU carries ('linux64'), or ''."""
     with zipfile.ZipFile(fmu) as z:
         names = [n for n in z.namelist() if n.endswith("native/lib/manifest.json")]
-        if names:
-            suffix = json.loads(z.read(names[0])).get("ext_suffix", "")
-            m = re.match(r"\.cpython-(\d)(\d+)-", suffix)
-            if m:
-                return f"CPython {m.group(1)}.{m.group(2)}"
-    return ""
+        return str(json.loads(z.read(names[0])).get("target", "")) if names else ""
 
 
 def _solver(variables) -> str:
@@ -379,7 +374,7 @@ def _readme(md, fmu: Path, scenario: Scenario, start, stop, step, rows, has_inpu
     import fmpy
     variables = {v.name: v for v in md.modelVariables}
     name = md.modelName
-    built = _build_python(fmu)
+    native = _native_kernels(fmu)
     here = f"CPython {platform.python_version()}"
     lines = [f"# {name}", "", f"{md.description or name}", "",
              f"Exported by fmu_mb {__version__} (generation tool: {md.generationTool}), FMI 2.0 co-simulation, "
@@ -424,15 +419,16 @@ def _readme(md, fmu: Path, scenario: Scenario, start, stop, step, rows, has_inpu
               "the band criterion applies.", "",
               "## Platform requirement", "",
               "The FMU is a C layer in front of pythonfmu's wrapper and runs the model in CPython. The importing "
-              "machine needs linux x86-64 and " + (f"{built} (the version the FMU was built with)" if built else
-              f"CPython 3 (built and tested with {here})") +
+              "machine needs linux x86-64 and " + f"CPython 3 (built and tested with {here})" +
               " as a shared library, with numpy importable: a Python host (FMPy) lends its own interpreter; "
               "otherwise the binary loads `$FMU_MB_LIBPYTHON`, else the build machine's libpython path, else "
               "`libpython3.so`, and points `PYTHONPATH` at the build environment's site-packages if that exists "
               "and `PYTHONPATH` is unset." +
-              (" The model's kernels come compiled ahead of time for that Python (numba's pycc, generic x86-64); "
-               "under another Python version they cannot load and the FMU falls back to numba's JIT, which then "
-               "needs numba and scipy too." if built else "") +
+              (" The model's kernels come compiled ahead of time as a C library (fmu_mb's kernel library, "
+               "generic x86-64, any Python version); the FMU falls back to numba's JIT, which then needs numba "
+               "and scipy too, only where that library cannot load." if native else
+               " The FMU was built without its compiled kernel library: it runs numba's JIT, so the importing "
+               "Python needs numba and scipy too.") +
               " The FMU carries fmu_mb's Python sources and pythonfmu's package, not Python or numpy: it does "
               "not meet rule 9.1.3's \"without additional requirements\".", ""]
     return "\n".join(lines)

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent
 #: tooling inside the package that no FMU runs (command line, demo, the papers' scenarios, the native
 #: FMU builder), as
 #: paths relative to it: FMUs do not carry it (fmi.builder) and it is not part of the core's
-#: identity, so editing it changes neither the digest nor the native kernels. native/build.py is
+#: identity, so editing it changes neither the digest nor the native kernels. native/library.py is
 #: no FMU's code either but stays: it shapes the native kernels, which this digest keys
 TOOLING = ("__main__.py", "cli.py", "demo.py", "scenarios", "interop", "samples.py", "sweep", "fmu_cache.py", "report",
            "crosscheck.py", "fmi/native_fmu.py")

@@ -1,14 +1,13 @@
-"""Native kernels (fmu_mb.native) and kernel backends (fmu_mb.backend).
+"""Native kernels (fmu_mb.native: the kernel library as the pythonfmu FMUs carry it) and kernel
+backends (fmu_mb.backend).
 
-The native module is the kernels' own code compiled ahead of time: the same numba IR
-lowered by the same LLVM without fast-math (so no reassociation or FMA contraction) and
-calling the same libm, only for the generic x86-64 CPU. Results must therefore be
-bitwise those of the JIT kernels; any difference means the two backends do not run the
-same code (a stale module, a decoding error in the address blocks), which is what these
-tests are for.
-
-The native module is only ever loaded in subprocesses: it carries its own copy of numba's
-runtime, and processes holding both crashed at exit (fmu_mb.backend.process_kernel_set).
+The native library is the kernels' own code compiled ahead of time: the same numba IR lowered
+by the same LLVM without fast-math (so no reassociation or FMA contraction) and calling the same
+libm, only for the generic x86-64 CPU. Results must therefore be bitwise those of the JIT
+kernels; any difference means the two backends do not run the same code (a stale library, a
+decoding error in the address blocks, a wrong argument passed through ctypes), which is what
+these tests are for. The runs through the backend happen in a subprocess that must never
+import numba (what an FMU's fast start promises).
 """
 from __future__ import annotations
 
@@ -22,7 +21,8 @@ import numpy as np
 import pytest
 
 from fmu_mb import native, registry
-from fmu_mb.backend import JitKernels, address_block, kernel_set
+from fmu_mb.backend import JitKernels, kernel_set
+from fmu_mb.native.clib import address_block
 from fmu_mb.model.compile import compile_mechanism, reference_placements
 from fmu_mb.model.compiled import make_data
 from fmu_mb.simulator import Simulator
@@ -33,7 +33,7 @@ MODELS = registry.available()
 
 @pytest.fixture(scope="module")
 def native_dir():
-    from fmu_mb.native.build import ensure
+    from fmu_mb.native.library import ensure
     return ensure()[0]
 
 
@@ -153,8 +153,42 @@ def test_native_kernels_are_refused_for_another_core(native_dir, tmp_path):
     assert native.check(native_dir)[0] is not None
     assert native.check(stale)[0] is None and "another fmu_mb core" in native.check(stale)[1]
     assert native.check(tmp_path / "missing")[1].startswith("no native kernels")
+    man["core_digest"], man["target"] = native.check(native_dir)[0]["core_digest"], "win64"
+    (stale / native.MANIFEST).write_text(json.dumps(man))
+    assert native.check(stale)[0] is None and "are for win64, not this platform" in native.check(stale)[1]
+    (stale / native.MANIFEST).write_text("{")
+    assert "unreadable" in native.check(stale)[1]
     with pytest.raises(ValueError, match="backend must be one of"):
         kernel_set("fast")
+
+
+def test_library_entries_check_an_array_on_its_first_use(native_dir):
+    """The ctypes callers pass raw pointers: an array of the wrong dtype, rank or memory order is a
+    TypeError before any C code runs (checked on first use, then cached per array object)."""
+    k = native.load(native_dir)[0]
+    cm = compile_mechanism(registry.build("five_axis"))
+    mh, dh = k.handles(cm.model, make_data(cm.model))
+    nv = cm.model.nv
+    q = np.full(nv, 0.1)
+    k.forward_kinematics(mh, dh, q, q)
+    for bad in (q.astype(np.float32), q.reshape(nv, 1), np.repeat(q, 2)[::2], list(q), np.arange(nv)):
+        with pytest.raises(TypeError, match="C-contiguous float64 array with 1 dimension"):
+            k.forward_kinematics(mh, dh, bad, q)
+    k.forward_kinematics(mh, dh, q, q)                       # still fine after the refusals
+    with pytest.raises(TypeError, match="int64"):
+        k.forward_kinematics(mh.astype(np.float64), dh, q, q)
+
+
+def test_an_unloadable_library_falls_back_to_the_jit_with_the_reason(native_dir, tmp_path, monkeypatch):
+    broken = tmp_path / "broken"
+    shutil.copytree(native_dir, broken)
+    man = native.check(broken)[0]
+    (broken / man["library"]).write_bytes(b"not a shared library")
+    k, why = native.load(broken)
+    assert k is None and "cannot load" in why
+    monkeypatch.setattr(native, "LIB_DIR", tmp_path / "none")
+    k, why = kernel_set("auto", (broken,))
+    assert isinstance(k, JitKernels) and "no native kernels in" in why and "cannot load" in why
 
 
 def test_native_unavailable_is_an_error_when_asked_for(monkeypatch, tmp_path):

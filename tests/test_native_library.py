@@ -4,9 +4,10 @@ that needs no Python, numpy or numba at run time (issue 13's kernel library).
 numba compiles each entry as a C-typed function; its LLVM IR, without numba's Python wrapper,
 is emitted by llvmlite as one object per target and linked with a C shim and a two-function
 runtime (native/runtime.c). The code below the entries is the kernels' own, lowered without
-fast-math and calling the same libm, so results must be bitwise those of the JIT kernels (as
-for the pycc module, tests/test_native.py); the library is loaded in-process through ctypes
-(fmu_mb.native.clib), next to numba's JIT, which its hidden runtime symbols allow.
+fast-math and calling the same libm, so results must be bitwise those of the JIT kernels
+(tests/test_native.py checks the same library as the pythonfmu FMUs carry it, in a process
+without numba); here it is loaded in-process through ctypes (fmu_mb.native.clib), next to
+numba's JIT, which its hidden runtime symbols allow.
 
 The Windows library is cross-linked with mingw-w64 when it is installed (Debian package
 gcc-mingw-w64-x86-64): then its imports are checked, and with wine64 a C program built for Windows
@@ -35,11 +36,12 @@ from tests.windows import MINGW, MISSING, WINE, run_wine
 
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory):
-    from fmu_mb.native.library import build
+    from fmu_mb.native.library import TARGETS, cached
     if not MINGW:
         print("\nWARNING: x86_64-w64-mingw32-gcc not found: the win64 kernel library is not linked "
               "(apt-get install gcc-mingw-w64-x86-64 to enable it)", file=sys.stderr)
-    return build(tmp_path_factory.mktemp("kernel_library"), ("linux64", "win64") if MINGW else ("linux64",))
+    dirs = cached(("linux64", "win64") if MINGW else ("linux64",))      # (compiled once per core digest)
+    return {t: d / TARGETS[t][2] for t, d in dirs.items()}
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ FMU layout::
     binaries/linux64/pythonfmu-export.so pythonfmu's FMI wrapper, loaded by the shim
     resources/fmu_mb_slave_<model>.py    the slave script (unique module name per model)
     resources/fmu_mb/                    the fmu_mb core (Python sources)
-    resources/fmu_mb/native/lib/         its kernels compiled ahead of time (mechanisms; fmu_mb.native)
+    resources/fmu_mb/native/lib/         its kernel library, compiled ahead of time (mechanisms; fmu_mb.native)
     resources/models/<model>.py          the model file
     resources/pythonfmu/                 pythonfmu's Python package (added by its builder)
     documentation/interface.md           the interface table
@@ -21,11 +21,12 @@ any process, finds numba's cache next to those stable files. If ``fmu_mb`` is
 already imported in the host process, its sources must have the same digest
 (otherwise instantiation fails with a message saying so).
 
-Native kernels: a mechanism FMU carries the kernel entry points compiled ahead of time
-for this platform (fmu_mb.native, built once per core digest, ~30 s); its slave runs them
-without importing numba, so the first doStep follows fmi2Instantiate within a fraction of
-a second even on a machine that never ran it. Where they cannot load (another platform or
-Python), or with ``native=False``, the slave falls back to the numba JIT and its cache.
+Native kernels: a mechanism FMU carries the kernel library of its core for this platform
+(fmu_mb.native: the C library the native FMUs link, compiled once per core digest, ~45 s),
+which its slave calls through ctypes without importing numba, so the first doStep follows
+fmi2Instantiate within a fraction of a second even on a machine that never ran it, with any
+Python version. Where it cannot load (another platform), or with ``native=False``, the slave
+falls back to the numba JIT and its cache.
 """
 from __future__ import annotations
 
@@ -263,8 +264,9 @@ def finish_build(fmu: Path, doc: str, n_vars: int, t0: float, validate: bool) ->
 
 
 def native_kernels() -> tuple:
-    """(directory, seconds): the native kernels of this core, built when missing (fmu_mb.native)."""
-    from ..native.build import ensure
+    """(directory, seconds): the native kernel library of this core for this platform, built when
+    missing (fmu_mb.native.library.ensure)."""
+    from ..native.library import ensure
     return ensure()
 
 

@@ -44,7 +44,7 @@ from ..model import options as opt
 from ..model.compile import compile_mechanism
 from ..model.compiled import state_vector
 from ..native import arrays, field_schema
-from ..native.library import RUNTIME_C, TARGETS
+from ..native.library import RUNTIME_C, TARGETS, cached
 from ..outputs import spec_table
 from ..sources import this_core_digest
 
@@ -70,25 +70,6 @@ def _role(source) -> int:
     if kind in ("option", "gravity", "q_start", "qd_start", "tau_drive", "body_force", "traj"):
         return ROLES[(kind,)]
     return ROLES[tuple(source[:2])]
-
-
-def kernel_objects(targets=("linux64",), log=print) -> dict:
-    """{target: directory with fmu_mb_kernels.o, its shim and header}: the kernel library of this core,
-    compiled once into ``$FMU_MB_CACHE/kernel-library/<core digest>/`` (about 20 s per target)."""
-    from ..native.library import build
-    root = Path(os.environ.get("FMU_MB_CACHE") or Path.home() / ".cache" / "fmu_mb") / "kernel-library" / \
-        this_core_digest()[:16]
-    missing = [t for t in targets if not (root / t / "fmu_mb_kernels.o").is_file()]
-    if missing:
-        log(f"compiling the kernel library for {', '.join(missing)} (once per core version) ...")
-        with tempfile.TemporaryDirectory(prefix="fmu_mb_kernels_", dir=root.parent if root.parent.exists()
-                                         else None) as tmp:
-            build(tmp, missing)
-            for t in missing:
-                (root / t).parent.mkdir(parents=True, exist_ok=True)
-                shutil.rmtree(root / t, ignore_errors=True)
-                shutil.copytree(Path(tmp) / t, root / t)
-    return {t: root / t for t in targets}
 
 
 # ----------------------------------------------------------------------------- variants
@@ -442,7 +423,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     if problems:
         raise ValueError(f"{model_file}: its options build mechanisms the FMU interface cannot describe:\n  "
                          + "\n  ".join(problems[:20]))
-    objects = kernel_objects(targets, log)
+    objects = cached(targets, log)
     digest = this_core_digest()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 Every entry is ``function(model, data, *args)`` of a kernels module. Both kernel
 backends serve exactly this table (fmu_mb.backend): the JIT backend calls the numba
 dispatchers, the native backend the same functions compiled ahead of time with these
-types (fmu_mb.native.build). Types are numba signature strings; every array is
+types (fmu_mb.native.library). Types are numba signature strings; every array is
 C-contiguous. Importable without numba.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """numba handles of Model and Data: the argument pair every jitted kernel takes.
 
 ``model_struct(model)`` / ``data_struct(data)`` make the StructRef views, once per tuple
-(cached on it). The native build
-(fmu_mb.native.build) constructs the same structs from address blocks, so the
+(cached on it). The native kernel
+library (fmu_mb.native.library) constructs the same structs from address blocks, so the
 kernels see identical argument types in both backends.
 """
 from __future__ import annotations

@@ -36,7 +36,7 @@ from ..codes import SEGMENT_WIDTH, SolverOption, SolverStat
 
 class Field(NamedTuple):
     """One array (or scalar count) of Model or Data: the schema make_data, the JIT handles
-    (kernels.handles) and the native build (fmu_mb.native.build) all read."""
+    (kernels.handles) and the native kernel library (fmu_mb.native.library) all read."""
     name: str
     dtype: str          # "f8" | "i8" for arrays; "int" for a scalar count
     shape: tuple        # sizes by name (see sizes()) or number; () for a scalar

@@ -1,24 +1,27 @@
-"""Native kernels: the entry points of fmu_mb.kernels.entries compiled ahead of time.
+"""Native kernels: the entry points of fmu_mb.kernels.entries compiled ahead of time into one C
+library (fmu_mb.native.library), run from Python through ctypes (fmu_mb.native.clib).
 
-An FMU that carries them starts without numba: no numba import, no cache lookup, no
-compilation — the extension module is imported like any other (fmu_mb.backend picks it;
-the JIT kernels stay the fallback). ``fmu_mb.native.build`` compiles them with numba's
-pycc into a directory holding the extension ``kernels_<digest>`` and ``manifest.json``:
+A pythonfmu FMU that carries the library starts without numba: no numba import, no cache lookup,
+no compilation (fmu_mb.backend picks it; the JIT kernels stay the fallback). The native FMUs
+(fmu_mb.fmi.native_fmu) link the same library's object code: one compiled artefact for both FMU
+kinds. ``fmu_mb.native.library.ensure`` puts the library of this core for this platform into a
+directory with ``manifest.json``:
 
-    core_digest   SHA-256 of the fmu_mb sources compiled (fmu_mb.sources); the extension
-                  loads only into exactly that core
-    module        extension module name;  ext_suffix  Python ABI tag of the file
-    target_cpu    LLVM CPU model ("" = generic for the architecture: runs on any x86-64)
+    core_digest   SHA-256 of the fmu_mb sources compiled (fmu_mb.sources); the library loads only
+                  into exactly that core
+    library       file name (fmu_mb_kernels.so / .dll);  target  linux64 or win64 (C ABI only: any
+                  Python version of that platform can load it)
     schema        dtype and ndim of every Model/Data field (address blocks, fmu_mb.backend)
-    numba         numba version that compiled it;  entries  exported entry points
+    numba, llvmlite  versions that compiled it;  entries  exported entry points
 
 Importable without numba.
 """
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
+import os
+import platform
+import sys
 from pathlib import Path
 
 from ..model.compiled import DATA_SCHEMA, MODEL_SCHEMA
@@ -29,6 +32,11 @@ LIB_DIR = Path(__file__).resolve().parent / "lib"
 MANIFEST = "manifest.json"
 
 _loaded: dict = {}
+
+
+def cache_root() -> Path:
+    """``$FMU_MB_CACHE`` (default ``~/.cache/fmu_mb``): compiled kernels, installed cores, CLI FMUs."""
+    return Path(os.environ.get("FMU_MB_CACHE") or Path.home() / ".cache" / "fmu_mb")
 
 
 def field_schema() -> dict:
@@ -43,47 +51,49 @@ def field_schema() -> dict:
 _NUMPY = {"f8": "float64", "i8": "int64"}
 
 
-def ext_suffix() -> str:
-    return importlib.machinery.EXTENSION_SUFFIXES[0]
-
-
-def module_name(digest: str) -> str:
-    return f"kernels_{digest[:16]}"
+def platform_target() -> str | None:
+    """The library target this process can load (linux64, win64), or None (no library for it)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    if sys.platform.startswith("linux"):
+        return "linux64"
+    return "win64" if sys.platform == "win32" else None
 
 
 def check(directory) -> tuple:
-    """(manifest, "") if ``directory`` holds native kernels for this core and Python, else (None, why)."""
+    """(manifest, "") if ``directory`` holds the native kernel library of this core for this platform,
+    else (None, why)."""
     directory = Path(directory)
     path = directory / MANIFEST
     if not path.is_file():
         return None, f"no native kernels in {directory}"
     try:
         man = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        return None, f"unreadable {path}: {exc}"
+        target, library = man["target"], man["library"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, f"unreadable {path}: {exc!r}"
     if man.get("core_digest") != this_core_digest():
         return None, f"the native kernels in {directory} were built for another fmu_mb core"
-    if man.get("ext_suffix") != ext_suffix():
-        return None, f"the native kernels in {directory} are for {man.get('ext_suffix')}, not this Python"
-    if not (directory / (man["module"] + man["ext_suffix"])).is_file():
-        return None, f"{directory} has a manifest but no extension module"
+    if target != platform_target():
+        return None, (f"the native kernels in {directory} are for {target}, not this platform "
+                      f"({sys.platform} {platform.machine()})")
+    if not (directory / library).is_file():
+        return None, f"{directory} has a manifest but no {library}"
     return man, ""
 
 
 def load(directory=LIB_DIR) -> tuple:
-    """(extension module, manifest) of the native kernels in ``directory``, or (None, why)."""
+    """(kernel set, manifest) of the native kernel library in ``directory`` (fmu_mb.native.clib), or
+    (None, why). Loaded once per directory and process."""
     man, why = check(directory)
     if man is None:
         return None, why
-    name = man["module"]
-    if name in _loaded:
-        return _loaded[name], man
-    file = Path(directory) / (name + man["ext_suffix"])
-    try:
-        spec = importlib.util.spec_from_file_location(name, file)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    except (ImportError, OSError) as exc:
-        return None, f"cannot load {file}: {exc}"
-    _loaded[name] = mod
-    return mod, man
+    path = (Path(directory) / man["library"]).resolve()
+    if path not in _loaded:
+        from .clib import CLibraryKernels
+        try:
+            _loaded[path] = CLibraryKernels(path, man["schema"], f"native kernel library ({man['target']}, numba "
+                                            f"{man.get('numba', '?')}, generic CPU: {path})")
+        except (OSError, AttributeError) as exc:     # not loadable / an entry missing
+            return None, f"cannot load {path}: {exc}"
+    return _loaded[path], man
