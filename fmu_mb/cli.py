@@ -169,17 +169,21 @@ def _build(args) -> int:
 
 
 def _baked_options(items) -> dict:
-    """--option NAME=VALUE ... -> {name: float}."""
+    """--option NAME=VALUE[,VALUE...] ... -> {name: float or [floats]}."""
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
         name = name.strip().removeprefix("model.")
         try:
-            out[name] = float(value)
+            values = [float(x) for x in value.split(",")]
         except ValueError:
             sep = ""
         if not sep or not name:
-            raise CliError(f"--option {item!r}: expected NAME=VALUE with a number (e.g. --option n_div=5)", 2)
+            raise CliError(f"--option {item!r}: expected NAME=VALUE or NAME=VALUE,VALUE,... with numbers "
+                           "(e.g. --option n_div=5 or --option n_div=1,2,5)", 2)
+        if name in out:
+            raise CliError(f"--option {name} is given twice: list its values in one --option {name}=A,B", 2)
+        out[name] = values[0] if len(values) == 1 else values
     return out
 
 
@@ -705,9 +709,11 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--target", nargs="+", choices=("linux64", "win64"), metavar="PLATFORM",
                    help="platforms of the native FMUs: linux64, win64 (default: linux64, and win64 where mingw-w64 "
                         "is installed)")
-    b.add_argument("--option", action="append", metavar="NAME=VALUE",
-                   help="native FMUs: the value of a Count/Value model option they carry (e.g. n_div=5, "
-                        "damping=1.2e-3; repeatable); these options rebuild the model, so a native FMU has one value")
+    b.add_argument("--option", action="append", metavar="NAME=VALUE[,VALUE...]",
+                   help="native FMUs: the value(s) of a Count/Value model option they carry (e.g. n_div=5, "
+                        "damping=1.2e-3, support_z=1e6,1e7,1e8; repeatable for other options); these options rebuild "
+                        "the model in Python, so a native FMU carries a compiled mechanism per value and its "
+                        "parameter takes those values only (the first is its start value)")
     b.add_argument("--integer-options", action="store_true",
                    help="declare the named options (model.* choices, solver.integrator) as FMI Integers with their "
                         "codes in the description instead of Enumerations: for OSP libcosim, which ignores "

@@ -108,7 +108,8 @@ def test_simulate_prints_final_values_and_runs_the_native_kernels(fmus):
 @pytest.mark.parametrize("case", ["unknown --set name", "output --set", "bad --set value", "--set without =",
                                   "missing FMU", "unknown model", "missing input", "malformed CSV", "ragged CSV",
                                   "empty CSV", "unknown CSV column", "unknown output", "not an FMU",
-                                  "failing FMU", "info of a missing FMU", "demo without FMUs"])
+                                  "failing FMU", "info of a missing FMU", "demo without FMUs", "--option twice",
+                                  "--option not a number", "--option with python FMUs", "--option value set wrong"])
 def test_errors_are_one_line_without_traceback(fmus, tmp_path, case):
     fmu = fmus["five_axis"].path
     bad = tmp_path / "bad.csv"
@@ -134,6 +135,12 @@ def test_errors_are_one_line_without_traceback(fmus, tmp_path, case):
                          "parameter 'solver.step_size' must lie in"), 1),
         "info of a missing FMU": (["info", tmp_path / "none.fmu"], "no such FMU", 2),
         "demo without FMUs": (["demo", "--fmus", tmp_path, "--out", tmp_path / "demo"], "fmu-mb build", 1),
+        "--option twice": (["build", "crane", "--kind", "native", "--option", "n_div=2", "--option", "n_div=3"],
+                           "list its values in one --option n_div=A,B", 2),
+        "--option not a number": (["build", "crane", "--kind", "native", "--option", "n_div=2,x"], "NAME=VALUE", 2),
+        "--option with python FMUs": (["build", "crane", "--option", "n_div=2"], "--kind native", 2),
+        "--option value set wrong": (["build", "crane", "--kind", "native", "--out", tmp_path, "--option",
+                                      "n_div=2,2"], "given twice", 1),
     }[case]
     r = run(*args)
     assert r.returncode == code, (r.stdout, r.stderr)

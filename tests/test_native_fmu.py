@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -137,6 +138,58 @@ def test_count_and_value_options_are_baked_in_at_build_time(fmus, tmp_path):
         inst.fmu.exitInitializationMode()
     assert any("built with model.n_div = 5 only" in m and "--option n_div=3" in m for m in inst.errors())
     inst.fmu.freeInstance()
+
+
+def test_count_and_value_options_built_at_several_values_take_each_at_run_time(fmus, tmp_path):
+    """--option n_div=2,5 --option support_z=1e7,1e6: the native crane carries a compiled mechanism (and its
+    static start) per value combination; model.n_div/model.support_z take each of those values at run time,
+    bit for bit the pythonfmu FMU set to them, and any other value is refused naming the values carried."""
+    from fmu_mb import cli
+    assert cli.main(["build", "crane", "--kind", "native", "--option", "n_div=2,5", "--option", "support_z=1e7,1e6",
+                     "--out", str(tmp_path), "--target", "linux64", "--no-cross-check"]) == 0
+    path = tmp_path / "native" / "crane.fmu"
+    v = {x.name: x for x in read_model_description(str(path)).modelVariables}
+    assert int(v["model.n_div"].start) == 2 and float(v["model.support_z"].start) == 1e7     # the first values
+    with zipfile.ZipFile(path) as z:
+        assert sum(n.startswith("resources/variants/") for n in z.namelist()) == 96 * 4
+    base = {**DRIVES["crane"], "model.link": 1, "model.friction": 2}          # flexible jib, LuGre, sprung base
+    finals = []
+    for n_div, s_z in ((5, 1e6), (2, 1e6), (5, 1e7)):
+        start = {**base, "model.n_div": n_div, "model.support_z": s_z}
+        nat, names = _run(path, start, 0.3)
+        py, _ = _run(fmus["crane"].path, start, 0.3)
+        assert max(float(np.max(np.abs(nat[n] - py[n]))) for n in names) == 0.0, (n_div, s_z)
+        finals.append(tuple(float(nat[n][-1]) for n in names))
+    assert len(set(finals)) == 3                                       # each value runs its own mechanism
+    for name, value, carried in (("n_div", 3, "model.n_div = 2, 5 only"),
+                                 ("support_z", 1e8, "model.support_z = 10000000.0, 1000000.0 N/m only")):
+        inst = _instance(path, "set")
+        inst.fmu.setupExperiment(startTime=0.0)
+        inst.fmu.enterInitializationMode()
+        inst.set(**{f"model__{name}": value})
+        with pytest.raises(Exception):
+            inst.fmu.exitInitializationMode()
+        assert any(carried in m and f"--option {name}=...," in m for m in inst.errors()), inst.errors()
+        inst.set(**{f"model__{name}": 5 if name == "n_div" else 1e6})        # a carried value: starts
+        inst.fmu.exitInitializationMode()
+        inst.fmu.doStep(0.0, 0.01)
+        inst.fmu.freeInstance()
+
+
+def test_option_values_for_a_native_fmu_are_checked_at_build_time():
+    from fmu_mb import registry
+    from fmu_mb.fmi.native_fmu import MAX_VARIANTS, bake_options, carried_variants
+    crane = registry.load("crane")
+    for options, why in (({"n_div": [2, 2]}, "given twice"), ({"n_div": [2.5]}, "not a whole number"),
+                         ({"n_div": [0, 2]}, "n_div"), ({"link": ["flexible"]}, "Choice/Flag"),
+                         ({"nope": 1}, "has no option 'nope'"), ({"n_div": []}, "no value")):
+        with pytest.raises(ValueError, match=why):
+            bake_options(crane, "crane", options)
+    many = bake_options(crane, "crane", {"n_div": list(range(1, 41)), "damping": [0.0, 1e-4]})
+    with pytest.raises(ValueError, match=f"exceed the {MAX_VARIANTS}"):
+        carried_variants(many)
+    two = carried_variants(bake_options(crane, "crane", {"n_div": [3, 4]}))
+    assert len(two) == 2 * len(carried_variants(crane)) and {v.get("n_div", 3) for v in two} == {3, 4}
 
 
 def test_the_binaries_need_no_python(native_fmus, tmp_path):

@@ -15,6 +15,7 @@ Each entry's Python caller is generated (one unrolled ctypes call, no per-argume
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 import numpy as np
 
@@ -28,10 +29,11 @@ _ARRAYS: dict = {}
 
 
 def _array(a, dtype, ndim) -> tuple:
-    """(data address, *shape) of ``a``, checked on its first use. The cache holds the array, so its id
-    cannot be reused while cached, and an ndarray's buffer does not move. Bounded."""
+    """(data address, *shape) of ``a``, checked on its first use. The cache refers to the array weakly
+    (a freed Simulator's arrays are not kept alive) and a hit must be that very object, so a reused id
+    is a miss; an ndarray's buffer does not move. Bounded."""
     hit = _ARRAYS.get(id(a))
-    if hit is not None and hit[0] is a and hit[1] is dtype:
+    if hit is not None and hit[0]() is a and hit[1] is dtype:
         return hit[2]
     if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim and a.flags.c_contiguous):
         raise TypeError(f"native kernel argument must be a C-contiguous {dtype.name} array with {ndim} "
@@ -39,7 +41,7 @@ def _array(a, dtype, ndim) -> tuple:
     if len(_ARRAYS) >= 4096:
         _ARRAYS.clear()
     val = (a.ctypes.data, *a.shape)
-    _ARRAYS[id(a)] = (a, dtype, val)
+    _ARRAYS[id(a)] = (weakref.ref(a), dtype, val)
     return val
 
 
@@ -125,8 +127,17 @@ class CLibraryKernels:
         self.path, self.schema = str(path), schema or field_schema()
         self._lib = ctypes.CDLL(self.path)
         self.description = description or f"native kernel library {self.path}"
-        for entry in ENTRIES:
-            setattr(self, entry, _caller(self._lib, entry))
+        missing = [e for e in ENTRIES if not hasattr(self._lib, f"fmu_mb_{e}")]
+        if missing:
+            raise AttributeError(f"{self.path} lacks the kernel entries {', '.join(missing)}")
+
+    def __getattr__(self, entry):
+        """The caller of ``entry``, generated on first use (a Simulator uses a few of them)."""
+        if entry not in ENTRIES:
+            raise AttributeError(entry)
+        fn = _caller(self._lib, entry)
+        setattr(self, entry, fn)
+        return fn
 
     def handles(self, model, data):
         return address_block(model, self.schema["model"]), address_block(data, self.schema["data"])

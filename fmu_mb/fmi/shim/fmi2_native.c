@@ -509,6 +509,34 @@ static int has_param(int role) {
     return 0;
 }
 
+/* Whether option o (a Count/Value built at several values) was built at value x. */
+static int carried_value(int o, double x) {
+    for (int k = 0; k < FMU_MB_NVARIANTS; ++k)
+        if (FMU_MB_VARIANT_OPTIONS[k * FMU_MB_NOPTIONS + o] == x) return 1;
+    return 0;
+}
+
+/* "1, 2, 5": the values option o was built at, in the order of the variants (truncated to fit). */
+static void carried_values(int o, int integer, char *out, size_t size) {
+    size_t len = 0;
+    out[0] = 0;
+    for (int k = 0; k < FMU_MB_NVARIANTS; ++k) {
+        double x = FMU_MB_VARIANT_OPTIONS[k * FMU_MB_NOPTIONS + o];
+        int seen = 0;
+        for (int j = 0; j < k && !seen; ++j) seen = FMU_MB_VARIANT_OPTIONS[j * FMU_MB_NOPTIONS + o] == x;
+        if (seen) continue;
+        char item[32];
+        if (integer) snprintf(item, sizeof item, "%.0f", x);
+        else repr(x, item);
+        int n = snprintf(out + len, size - len, "%s%s", len ? ", " : "", item);
+        if (n < 0 || (size_t)n >= size - len) {        /* no room: end with an ellipsis */
+            if (size > 4) strcpy(out + (len < size - 4 ? len : size - 4), "...");
+            return;
+        }
+        len += (size_t)n;
+    }
+}
+
 /* The option combination the option parameters select, or -1 (logged). */
 static int select_variant(Instance *s) {
     double want[256];
@@ -519,7 +547,18 @@ static int select_variant(Instance *s) {
     for (int i = 0, o = 0; i < FMU_MB_NVARS; ++i) {
         const fmu_mb_var *v = &FMU_MB_VARS[i];
         if (v->role != R_OPTION) continue;
-        if (FMU_MB_OPTION_FIXED[o] && want[o] != v->start) {
+        if (FMU_MB_OPTION_FIXED[o] == 2 && !carried_value(o, want[o])) {
+            char list[256];
+            carried_values(o, v->type == T_INTEGER, list, sizeof list);
+            if (v->type == T_INTEGER) snprintf(buf, sizeof buf, "%.0f", want[o]);
+            else repr(want[o], buf);
+            ERROR(s, "invalid parameter: '%s' = %s: this native FMU carries the mechanism built with %s = %s%s only "
+                  "(the option rebuilds the model in Python); build a native FMU with this value too (fmu-mb build "
+                  "--kind native --option %s=...,%s) or use the Python FMU", v->name, buf, v->name, list,
+                  unit_suffix(v, unit), v->name + 6, buf);
+            return -1;
+        }
+        if (FMU_MB_OPTION_FIXED[o] == 1 && want[o] != v->start) {
             if (v->type == T_INTEGER) {
                 snprintf(buf, sizeof buf, "%.0f", want[o]);
                 snprintf(buf2, sizeof buf2, "%.0f", v->start);

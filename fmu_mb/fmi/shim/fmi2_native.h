@@ -31,7 +31,8 @@ extern const char FMU_MB_INTERFACE_DIGEST[];     /* 64 hex digits: identifies FM
 extern const int FMU_MB_NVARS;
 extern const fmu_mb_var FMU_MB_VARS[];
 extern const int FMU_MB_NOPTIONS;
-extern const int FMU_MB_OPTION_FIXED[];          /* per option: 1 = only the built value is carried */
+extern const int FMU_MB_OPTION_FIXED[];          /* per option: 0 Choice/Flag (all values carried), 1 only the
+                                                   built value, 2 the values built (in the variant rows) */
 extern const int FMU_MB_NVARIANTS;
 extern const double FMU_MB_VARIANT_OPTIONS[];    /* NVARIANTS x NOPTIONS option values */
 extern const char *const FMU_MB_VARIANT_TEXT[];
