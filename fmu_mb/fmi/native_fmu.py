@@ -301,6 +301,8 @@ def model_table_source(itf, guid: str, variant_rows: list, violation_info: dict,
             extra = c_string(info) if info else "NULL"
         elif v.name in fixed_inputs:
             extra = c_string("fixed")
+        elif v.source[0] == "option" and v.items:     # a Choice: its codes as the Python check names them
+            extra = c_string(", ".join(f"{i} = {item[0]}" for i, item in enumerate(v.items)))
         lines.append(f"    {{{c_string(v.name)}, {TYPES[v.type]}, {CAUSALITIES[v.causality]}, {role}, {aux}, "
                      f"{_num(start)}, {_num(v.min if has_range else 0)}, {_num(v.max if has_range else 0)}, "
                      f"{int(has_range)}, {c_string(v.unit or '')}, {extra}}},")

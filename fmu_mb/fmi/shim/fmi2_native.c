@@ -587,14 +587,17 @@ static int select_variant(Instance *s) {
 /* Parameter ranges and types, as MechanismSlave._settings: every offending parameter named. */
 static int check_parameters(Instance *s) {
     int ok = 1;
-    char a[32], b[32], c[32], unit[64];
+    char c[32], unit[64];
     for (int k = 0; k < s->n_params; ++k) {
         int i = s->params[k];
         const fmu_mb_var *v = &FMU_MB_VARS[i];
         double val = s->values[i];
         if (v->role == R_OPTION && v->type == T_INTEGER && v->has_range && (val < v->min || val > v->max)) {
-            ERROR(s, "invalid parameter: model option '%s' must be one of the codes %s..%s (got %s)", v->name,
-                  repr(v->min, a), repr(v->max, b), repr(val, c));
+            if (v->extra)          /* a Choice (model.options.Choice.check) */
+                ERROR(s, "invalid parameter: parameter '%s' must be one of %s (got %.0f)", v->name, v->extra, val);
+            else                   /* a Count (model.options.Count.check) */
+                ERROR(s, "invalid parameter: parameter '%s' must be an integer in [%.0f, %.0f] (got %s)", v->name,
+                      v->min, v->max, repr(val, c));
             ok = 0;
         } else if (v->has_range && !(v->min <= val && val <= v->max)) {
             ERROR(s, "invalid parameter: parameter '%s' must lie in [%g, %g]%s (got %g)", v->name, v->min, v->max,
