@@ -11,7 +11,7 @@ directory with ``manifest.json``:
                   into exactly that core
     library       file name (fmu_mb_kernels.so / .dll);  target  linux64 or win64 (C ABI only: any
                   Python version of that platform can load it)
-    schema        dtype and ndim of every Model/Data field (address blocks, fmu_mb.backend)
+    schema        dtype and ndim of every Model/Data field (address blocks, fmu_mb.native.clib)
     numba, llvmlite  versions that compiled it;  entries  exported entry points
 
 Importable without numba.

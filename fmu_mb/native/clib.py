@@ -2,7 +2,7 @@
 
 ``CLibraryKernels(path)`` serves every entry of kernels.entries with the JIT backend's call
 form, ``k.<entry>(mh, dh, *args)``: arrays are passed as pointer and shape, scalars by value,
-Model and Data as the int64 address blocks of fmu_mb.backend. Importable without numba: a
+Model and Data as int64 address blocks (:func:`address_block`). Importable without numba: a
 process using it holds no numba runtime at all. An array argument is checked (dtype, number of
 dimensions, C order) the first time it is passed, then its pointer and shape are reused (the
 Simulator passes the same arrays on every call); a non-zero status of an entry (a numba
