@@ -19,7 +19,8 @@ class FmuBuildError(Exception):
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("FMU_MB_CACHE") or Path.home() / ".cache" / "fmu_mb") / "cli-fmus"
+    from .native import cache_root as root
+    return root() / "cli-fmus"
 
 
 def cached_fmu(model: str, log=print) -> Path:

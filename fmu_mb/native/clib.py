@@ -24,6 +24,7 @@ from ..kernels.entries import ENTRIES, array_type
 _C = {"f8": ctypes.c_double, "i8": ctypes.c_int64, "b1": ctypes.c_int64}
 _P = ctypes.c_void_p
 _DTYPES = {"f8": np.dtype(np.float64), "i8": np.dtype(np.int64)}
+_I8 = _DTYPES["i8"]
 
 _ARRAYS: dict = {}
 
@@ -48,9 +49,6 @@ def _array(a, dtype, ndim) -> tuple:
 def _block(b) -> int:
     """Data address of an int64 address block (Model or Data)."""
     return _array(b, _I8, 1)[0]
-
-
-_I8 = _DTYPES["i8"]
 
 
 class _Block(np.ndarray):
@@ -112,7 +110,7 @@ def _caller(lib, name: str):
     lines.append(f"        raise RuntimeError(f'native kernel {name} returned status {{st}}')")
     lines.append(f"    return {result}")
     ns = {"fn": fn, "ctypes": ctypes, "rtype": rtype, "_array": _array, "_block": _block,
-          "_f8": _DTYPES["f8"], "_i8": _DTYPES["i8"]}
+          **{f"_{code}": dtype for code, dtype in _DTYPES.items()}}
     exec("\n".join(lines), ns)
     return ns[name]
 
