@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backend import kernel_set
 from .kernels import aba as _aba
 from .kernels import crba as _crba
 from .kernels import dynamics as _dyn
@@ -22,12 +21,12 @@ from .kernels import energy as _energy
 from .kernels import forces as _forces
 from .kernels import kinematics as _kin
 from .kernels import rnea as _rnea
+from .kernels import statics as _statics
 from .kernels import system as _system
 from .kernels import trajectory as _trajectory
 from .kernels.handles import data_struct, model_struct
 from .model.compiled import Data, Model, check_pair, state_vector
 from .model.compiled import vector as _vec
-from .statics import holding_force
 
 __all__ = ["aba", "crba", "energies", "forward_dynamics", "forward_kinematics", "generalized_gravity_and_springs",
            "inverse_dynamics", "nonlinear_effects", "rnea", "state_vector", "trajectory"]
@@ -109,7 +108,9 @@ def energies(model: Model, data: Data, q, v) -> dict:
 def generalized_gravity_and_springs(model: Model, data: Data, q) -> np.ndarray:
     """Generalized force needed to hold configuration q at rest: b(q, 0) − τ_pas(q, 0)."""
     check_pair(model, data)
-    return holding_force(kernel_set("jit")[0], model_struct(model), data_struct(data), data, _vec("q", q, model.nv))
+    out = np.zeros(model.nv)
+    _statics.holding_force(model_struct(model), data_struct(data), _vec("q", q, model.nv), out)
+    return out
 
 
 def trajectory(traj, t: float) -> np.ndarray:

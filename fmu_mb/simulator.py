@@ -256,16 +256,19 @@ class Simulator:
         constraints anchored; with ``assemble`` the constraint groups of the mechanism's
         ConstraintSolver.assemble made consistent. Raises RuntimeError if statics or the
         assembly do not converge."""
-        from .statics import constrained_static_equilibrium, static_equilibrium
+        from .statics import solve, start_problem
         q = np.array(self.cm.q0 if q is None else q, dtype=float)
         if static:
-            solver = self.cm.mechanism.solver
-            groups = tuple(g for g in solver.static_groups if any(c.group == g for c in self.cm.constraints))
-            if groups:
-                q = constrained_static_equilibrium(self.cm, q=q, hold=solver.static_hold, groups=groups, t=t,
-                                                   run=self.data, kernels=self.k).q
-            else:
-                q = static_equilibrium(self.cm, q=q, kernels=self.k).q
+            problem = self.__dict__.get("_start_problem")
+            if problem is None:
+                problem = self._start_problem = start_problem(self.cm)
+            bf = self.data.bf_val.copy()           # statics without the body-force inputs
+            self.data.bf_val[:] = 0.0
+            try:
+                solve(problem, self.k, self._m, self._d, self.data, q, t,      # (a native FMU says the same)
+                      what=f"{'constrained ' if problem.relative else ''}static equilibrium")
+            finally:
+                self.data.bf_val[:] = bf
         self.set_state(q=q, qd=self.cm.qd0 if qd is None else qd, t=t)
         groups = self.cm.mechanism.solver.assemble
         if assemble and groups and self.model.nc:

@@ -279,9 +279,8 @@ def test_fmu_states_round_trip_and_cross_the_two_kinds(fmus, native_fmus, model)
 
 
 def test_native_refusals_name_what_is_fixed_at_build_time(native_fmus):
-    """What stays Python (a trajectory class with its own checks, Count/Value options, the static
-    equilibrium of other start values) is refused with a message saying so, and the instance then starts
-    with its built values."""
+    """What stays Python (a trajectory class with its own checks, Count/Value options at values not
+    built) is refused with a message saying so, and the instance then starts with its built values."""
     robot = _instance(native_fmus["mobile_robot"].path, "steering")
     robot.fmu.setupExperiment(startTime=0.0)
     robot.fmu.enterInitializationMode()
@@ -296,17 +295,66 @@ def test_native_refusals_name_what_is_fixed_at_build_time(native_fmus):
     with pytest.raises(Exception):
         inst.fmu.exitInitializationMode()
     assert any("carries the mechanism built with model.damping" in m for m in inst.errors())
-    inst.set(**{"model__damping": float(inst.var["model.damping"].start), "gravity[3]": -9.7})
-    with pytest.raises(Exception):
-        inst.fmu.exitInitializationMode()
-    assert any("static start of this native FMU is the equilibrium of the built start values" in m
-               for m in inst.errors())
-    inst.set(**{"init__static": False})
+    inst.set(**{"model__damping": float(inst.var["model.damping"].start)})
     inst.fmu.exitInitializationMode()
     inst.fmu.doStep(0.0, 0.01)
     assert np.all(np.isfinite(inst.get(*_outputs(inst.md))))
     inst.fmu.terminate()
     inst.fmu.freeInstance()
+
+
+#: static starts away from the built start values: other gravity, start coordinates, start times (a
+#: programmed static start holds the path at t0), with the most detailed options
+STATIC_STARTS = [("crane", {"gravity[3]": -9.7, **DETAIL["crane"]}, 0.0),
+                 ("crane", {"column.q_start": 0.3, "model.link": 1}, 0.0),
+                 ("crane", {}, 0.5),
+                 ("rpsup", {"gravity[3]": -9.0, "model.coupler": 1, "model.base": 1}, 0.2),
+                 ("manipulator", {"gravity[3]": -9.0, **DETAIL["manipulator"]}, 0.1),
+                 ("manipulator", {}, 0.25)]
+
+
+@pytest.mark.parametrize("model,start,t0", STATIC_STARTS)
+def test_static_start_at_any_values_equals_the_pythonfmu_fmu(fmus, native_fmus, model, start, t0):
+    """init.static solves the equilibrium at run time in both kinds by one kernel (kernels.statics):
+    every output over 0.3 s bit for bit the pythonfmu FMU's, or both refuse with the same words."""
+    md = read_model_description(str(fmus[model].path))
+    names = _outputs(md)
+    start = {"init.static": True, **{k: v for k, v in start.items() if k in {v.name for v in md.modelVariables}}}
+    runs = []
+    for built in (fmus, native_fmus):
+        log = []
+        try:
+            runs.append(simulate_fmu(str(built[model].path), start_time=t0, stop_time=t0 + 0.3, output_interval=0.01,
+                                     start_values=start, output=names,
+                                     logger=lambda *a: log.append(a[-1].decode(errors="replace"))))
+        except Exception:
+            runs.append([m.split("] ", 1)[-1] for m in log if "init" in m or "motion" in m])
+    py, nat = runs
+    if isinstance(py, list) or isinstance(nat, list):
+        assert isinstance(py, list) and isinstance(nat, list) and py, (model, start, t0)
+        ascii_py = [m.replace("Φ", "Phi").replace("∇", "grad ") for m in py]
+        assert ascii_py == nat
+        return
+    assert max(float(np.max(np.abs(nat[n] - py[n]))) for n in names) == 0.0
+
+
+@pytest.mark.parametrize("model,start", [
+    ("crane", {"model.link": 1, "solver.step_size": 1e-3, "gravity[3]": -9.0, "init.static": True}),
+    ("crane", {"model.link": 1, "model.base": 0, "solver.step_size": 5e-4, "column.q_start": 0.2}),
+    ("rpsup", {"model.coupler": 1, "solver.step_size": 2e-4, "gravity[3]": -8.0, "init.static": True}),
+    ("manipulator", {"model.link": 1, "solver.step_size": 2e-4, "gravity[3]": -8.0})])
+def test_rk4_limit_at_the_actual_start_refuses_as_the_pythonfmu_fmu(fmus, native_fmus, model, start):
+    """RK4 above its stability limit at the start actually taken (other start values, gravity,
+    statics): both kinds refuse with the same message and numbers (kernels.stability at run time)."""
+    said = []
+    for built in (fmus, native_fmus):
+        log = []
+        with pytest.raises(Exception):
+            simulate_fmu(str(built[model].path), stop_time=0.01, output_interval=0.01,
+                         start_values={"solver.integrator": 0, **start},
+                         logger=lambda *a: log.append(a[-1].decode(errors="replace")))
+        said.append([m for m in log if "stability limit of explicit RK4" in m])
+    assert said[0] and said[0] == said[1]
 
 
 # ------------------------------------------------------------------------------------------ plain C hosts

@@ -12,9 +12,9 @@
         (:func:`carried_variants`), the
         compiled Model and a fresh Data (fmu_mb.native.arrays) plus what the FMU needs at
         fmi2ExitInitializationMode: the start state, the coordinate of every start value and drive,
-        the output table (fmu_mb.outputs.spec_table), the static equilibrium of the built start values,
-        the RK4 stability limit at the start (fmu_mb.stability) and the slopes of the segment tables in
-        the trajectory inputs.
+        the output table (fmu_mb.outputs.spec_table), the static-equilibrium problem of init.static
+        (fmu_mb.statics.start_problem; solved at run time by the kernel the Python FMU calls), and the slopes
+        of the segment tables in the trajectory inputs.
 
 The modelDescription.xml is the pythonfmu FMU's (same interface table, same GUID: an FMU state of
 one kind restores into the other). What stays Python and is therefore fixed at build time, each
@@ -22,8 +22,7 @@ refused with a message naming it when set otherwise: model options other than Ch
 (Count, Value: the built values, ``options``: one or several per option, a compiled mechanism per
 combination, :func:`carried_variants`), inputs of trajectory classes with their own checks or
 with segment tables that are not affine in their parameters (:func:`trajectory_jacobians`; the
-built-in paths are affine: their inputs work), and the static start (init.static) for start values or
-gravity other than the built ones (the equilibrium is solved in Python, fmu_mb.statics).
+built-in paths are affine: their inputs work).
 """
 from __future__ import annotations
 
@@ -165,8 +164,7 @@ def variant_records(module, itf, variant: dict) -> tuple[list, dict]:
     """(arrays-file records, facts for the model table) of one option combination at the
     interface's default parameter values; the order of operations is MechanismSlave._build's."""
     from ..simulator import Simulator
-    from ..stability import rk4_step_limit
-    from ..statics import constrained_static_equilibrium, static_equilibrium
+    from ..statics import START_MAXIT, START_TOL, start_problem
     defaults = _defaults(itf)
     mech = module.build(**variant)
     mech.gravity = tuple(defaults[("gravity", k)] for k in range(3))
@@ -201,45 +199,22 @@ def variant_records(module, itf, variant: dict) -> tuple[list, dict]:
     model_rec = arrays.schema_records("model", sim.model, schema["model"])
     data_rec = [(n, v.copy() if isinstance(v, np.ndarray) else v)
                 for n, v in arrays.schema_records("data", sim.data, schema["data"])]
-    # the static start of the built values (Simulator.initialize's first half, on this Data)
+    # the static start (init.static): the problem Simulator.initialize solves, by the same kernel at run time
     ms = cm.mechanism.solver
-    groups = tuple(g for g in ms.static_groups if any(c.group == g for c in cm.constraints))
-    static_note, q_static, sdata_rec = "", None, []
-    try:
-        if groups:
-            q_static = constrained_static_equilibrium(cm, q=q0, hold=ms.static_hold, groups=groups, t=0.0,
-                                                      run=sim.data, kernels=sim.k).q
-            sdata_rec = [("s" + n, v.copy() if isinstance(v, np.ndarray) else v)
-                         for n, v in arrays.schema_records("data", sim.data, schema["data"])]
-        else:
-            q_static = static_equilibrium(cm, q=q0, kernels=sim.k).q
-    except RuntimeError as exc:
-        static_note = str(exc)
-    limits = []
-    for static in (False, True):
-        h_max, lam = math.inf, complex(math.nan)
-        if not static or q_static is not None:
-            s2 = Simulator(cm, step_size=defaults[("solver", "step_size")], assemble=False, kernels="auto", **solver)
-            try:
-                s2.initialize(q0, qd0, t=0.0, static=static, assemble=bool(defaults.get(("init", "assemble"), 1)))
-                lim = rk4_step_limit(s2)
-                h_max, lam = lim.h_max, lim.eigenvalue
-            except RuntimeError:
-                h_max = math.nan          # the start itself fails: the FMU reports that, not a limit
-        limits += [h_max, lam.real, lam.imag]
+    problem = start_problem(cm)
     mask = np.array([int(g in ms.assemble) for g in GROUP_NAMES], np.int64)
-    records = model_rec + data_rec + sdata_rec + [
+    records = model_rec + data_rec + [
         ("fmu.x0", state_vector(m, q0, qd0)),
         ("fmu.start_dof", start_dof), ("fmu.drive_dof", drive_dof), ("fmu.force_idx", force_idx),
         ("fmu.out_vr", np.array(outputs, np.int64)), ("fmu.out_kind", kind), ("fmu.out_a", a), ("fmu.out_b", b),
         ("fmu.out_f", np.ascontiguousarray(f, float)),
-        ("fmu.q_static", np.zeros(0) if q_static is None else np.asarray(q_static, float)),
-        ("fmu.rk4_limit", np.array(limits, float)),
+        ("fmu.static_free", problem.free), ("fmu.static_rows", problem.rows), ("fmu.static_zero", problem.held_zero),
+        ("fmu.static_opts", np.array([float(problem.relative), problem.rel_step, START_TOL, START_MAXIT], float)),
         ("fmu.assemble_mask", mask),
         ("fmu.flags", np.array([int(bool(ms.assemble) and m.nc > 0), int(bool(np.any(m.con_rel))),
-                                int(bool(groups)), int(m.nc > 0)], np.int64)),
+                                int(problem.relative), int(m.nc > 0)], np.int64)),
     ] + _trajectory_records(itf, cm)
-    facts = {"constraints": {c.name: c for c in cm.constraints}, "cm": cm, "static_note": static_note,
+    facts = {"constraints": {c.name: c for c in cm.constraints}, "cm": cm,
              "traj_index": dict(records)["fmu.traj_index"]}
     return records, facts
 
@@ -514,7 +489,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
             for k, path in enumerate(files):
                 z.write(path, f"resources/variants/{k}.arrays")
             z.writestr("resources/variants.json", json.dumps(
-                {"core_digest": digest, "variants": texts, "static_notes": [f["static_note"] for f in facts_list]},
+                {"core_digest": digest, "variants": texts},
                 indent=1))
             z.writestr("documentation/interface.md", doc)
         os.replace(part, fmu)

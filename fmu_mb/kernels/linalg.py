@@ -151,3 +151,115 @@ def lu_solve_transposed(A, n, piv, b):
         p = piv[c]
         if p != c:
             b[c], b[p] = b[p], b[c]
+
+
+@njit(cache=True, error_model="numpy")
+def _householder(A, k, c, m):
+    """Reflector H = I − τ v vᵀ with H A[k:m, c] = (β, 0, …): v = (1, A[k+1:m, c]) stored below
+    A[k, c], β on it; returns τ (0: nothing to annihilate)."""
+    alpha = A[k, c]
+    s = 0.0
+    for i in range(k + 1, m):
+        s += A[i, c] * A[i, c]
+    if s == 0.0:
+        return 0.0
+    beta = -math.copysign(math.sqrt(alpha * alpha + s), alpha)
+    scale = 1.0 / (alpha - beta)
+    for i in range(k + 1, m):
+        A[i, c] *= scale
+    A[k, c] = beta
+    return (beta - alpha) / beta
+
+
+@njit(cache=True, error_model="numpy")
+def _reflect(A, k, c, m, tau, B, j):
+    """B[k:m, j] ← H B[k:m, j] with the reflector of :func:`_householder` stored in A[:, c]."""
+    if tau == 0.0:
+        return
+    s = B[k, j]
+    for i in range(k + 1, m):
+        s += A[i, c] * B[i, j]
+    s *= tau
+    B[k, j] -= s
+    for i in range(k + 1, m):
+        B[i, j] -= s * A[i, c]
+
+
+@njit(cache=True, error_model="numpy")
+def lstsq(A, m, n, b, x, perm, tau, tau2, W):
+    """Minimum-norm least-squares solution x[:n] of A[:m, :n] x ≈ b[:m] (numpy.linalg.lstsq's
+    answer, by a complete orthogonal decomposition instead of the SVD): QR with column pivoting
+    A P = Q R (Golub & Van Loan, Matrix Computations, 4th ed., alg. 5.4.1), rank r = the pivots
+    with |r_kk| > ε·max(m, n)·|r_00| (lstsq's default cut-off), then [R11 R12] = [Sᵀ 0] Q₂ᵀ by a
+    QR of its transpose (sec. 5.5.2), x = P Q₂ [S⁻ᵀ (Qᵀb)[:r]; 0]. Overwrites A, b (length ≥ max(m, n)),
+    W (≥ n × r), perm, tau, tau2 (≥ n). Returns r."""
+    kmax = min(m, n)
+    for j in range(n):
+        perm[j] = j
+    r = kmax
+    top = 0.0
+    for k in range(kmax):
+        best, p = -1.0, k
+        for j in range(k, n):                      # pivot: the largest remaining column
+            s = 0.0
+            for i in range(k, m):
+                s += A[i, j] * A[i, j]
+            if s > best:
+                best, p = s, j
+        if p != k:
+            for i in range(m):
+                A[i, k], A[i, p] = A[i, p], A[i, k]
+            perm[k], perm[p] = perm[p], perm[k]
+        tau[k] = _householder(A, k, k, m)
+        for j in range(k + 1, n):
+            _reflect(A, k, k, m, tau[k], A, j)
+        s = tau[k]
+        if s != 0.0:                               # b ← H b (b as a column)
+            t = b[k]
+            for i in range(k + 1, m):
+                t += A[i, k] * b[i]
+            t *= s
+            b[k] -= t
+            for i in range(k + 1, m):
+                b[i] -= t * A[i, k]
+        if k == 0:
+            top = abs(A[0, 0])
+        if not abs(A[k, k]) > 2.220446049250313e-16 * max(m, n) * top:
+            r = k
+            break
+    if r == n:                                     # full column rank: R x = Qᵀb
+        for i in range(n - 1, -1, -1):
+            s = b[i]
+            for j in range(i + 1, n):
+                s -= A[i, j] * b[j]
+            b[i] = s / A[i, i]
+        for j in range(n):
+            x[perm[j]] = b[j]
+        return r
+    for i in range(r):                             # W = [R11 R12]ᵀ, then W = Q₂ [S; 0]
+        for j in range(n):
+            W[j, i] = A[i, j] if j >= i else 0.0
+    for i in range(r):
+        tau2[i] = _householder(W, i, i, n)
+        for j in range(i + 1, r):
+            _reflect(W, i, i, n, tau2[i], W, j)
+    for i in range(r):                             # Sᵀ w = c (forward substitution), w[r:] = 0
+        s = b[i]
+        for j in range(i):
+            s -= W[j, i] * b[j]
+        b[i] = s / W[i, i]
+    for i in range(r, n):
+        b[i] = 0.0
+    for i in range(r - 1, -1, -1):                 # y = Q₂ w = H_0 … H_{r-1} w
+        t2 = tau2[i]
+        if t2 != 0.0:
+            s = b[i]
+            for k in range(i + 1, n):
+                s += W[k, i] * b[k]
+            s *= t2
+            b[i] -= s
+            for k in range(i + 1, n):
+                b[k] -= s * W[k, i]
+    for j in range(n):
+        x[perm[j]] = b[j]
+    return r

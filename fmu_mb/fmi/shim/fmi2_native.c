@@ -17,9 +17,10 @@
  *    is loaded per instance, so instances share nothing and may step in parallel threads.
  *  - Programmed-trajectory inputs: segment tables recomputed from slopes the build stored (affine paths)
  *    and checked as Trajectory.validate checks, before initialization and at every step they changed.
- *  - Start: coordinates and rates from the start values (or the static equilibrium carried for the
- *    built start values), relative constraints anchored, constraint groups assembled (kernels
- *    project, anchor_offsets), as Simulator.initialize; RK4 refused above its stability limit.
+ *  - Start: coordinates and rates from the start values, with init.static the static equilibrium from
+ *    them (kernel static_equilibrium, the problem fmu_mb.statics.start_problem stored per combination),
+ *    relative constraints anchored, constraint groups assembled (kernels project, anchor_offsets), as
+ *    Simulator.initialize; RK4 refused above its stability limit.
  *  - fmi2DoStep integrates [t, t + h] at the fixed internal step: floor(h / step) steps by the
  *    kernel family's steps entry, a remainder by one shorter step (Simulator.step). A step giving
  *    non-finite states or outputs, or a constraint violation above solver.max_violation, is undone
@@ -80,10 +81,11 @@ typedef struct {
     int64_t *mb, *db;
     int64_t nv, nc, nx, nbf, nout;
     int family;
-    double *x0, *q_static, *rk4_limit, *out_f, *gravity, *solver_opt, *con_stats, *con_off, *bf;
+    double *x0, *static_opts, *static_info, *out_f, *gravity, *solver_opt, *con_stats, *con_off, *bf;
     int64_t *start_dof, *drive_dof, *force_idx, *out_vr, *out_kind, *out_a, *out_b, *assemble_mask, *flags;
     int64_t *cp_rows, *cp_cols, *cp_rank, *cp_valid, *cp_count, *fric_fail, *fric_iters, *lin_redo;
-    int64_t n_start, n_drive, n_force, n_static, n_groups;
+    int64_t n_start, n_drive, n_force, n_groups, n_free, n_rows, n_zero;
+    int64_t *static_free, *static_rows, *static_zero;
     /* trajectory inputs (fmu_mb.fmi.native_fmu.trajectory_jacobians): tables = base + slopes * (value - p0) */
     int64_t n_tin, nseg, width, ntraj;
     int64_t *traj_index, *traj_first, *traj_count, *seg_kind;
@@ -256,8 +258,8 @@ static void free_run(Run *r) {
     free(r);
 }
 
-/* Load option combination k with its Data for a static start (sdata.*) or not. */
-static Run *load_run(Instance *s, int k, int static_data) {
+/* Load option combination k: its compiled Model and a fresh Data. */
+static Run *load_run(Instance *s, int k) {
     char path[4096], err[512] = "";
     snprintf(path, sizeof path, "%svariants/%d.arrays", s->resources, k);
     Run *r = calloc(1, sizeof *r);
@@ -280,11 +282,8 @@ static Run *load_run(Instance *s, int k, int static_data) {
     r->nx = scalar(a, "model.nx", err);
     r->family = r->nc > 0;
     r->mb = fmu_mb_arrays_block(a, "model.", &n);
-    int use_s = static_data && fmu_mb_arrays_find(a, "sdata.qdd") != NULL;
-    r->db = fmu_mb_arrays_block(a, use_s ? "sdata." : "data.", &n);
-    const char *d = use_s ? "sdata." : "data.";
-    char name[80];
-#define DATA(field) (snprintf(name, sizeof name, "%s%s", d, field), name)
+    r->db = fmu_mb_arrays_block(a, "data.", &n);
+#define DATA(field) ("data." field)
     r->solver_opt = f8(a, DATA("solver_opt"), NULL, err);
     r->con_stats = f8(a, DATA("con_stats"), NULL, err);
     r->con_off = f8(a, DATA("con_off"), NULL, err);
@@ -302,8 +301,11 @@ static Run *load_run(Instance *s, int k, int static_data) {
 #undef DATA
     r->gravity = f8(a, "model.gravity", NULL, err);
     r->x0 = f8(a, "fmu.x0", &n, err);
-    r->q_static = f8(a, "fmu.q_static", &r->n_static, err);
-    r->rk4_limit = f8(a, "fmu.rk4_limit", NULL, err);
+    r->static_info = f8(a, "data.st_info", NULL, err);
+    r->static_free = i8(a, "fmu.static_free", &r->n_free, err);
+    r->static_rows = i8(a, "fmu.static_rows", &r->n_rows, err);
+    r->static_zero = i8(a, "fmu.static_zero", &r->n_zero, err);
+    r->static_opts = f8(a, "fmu.static_opts", NULL, err);
     r->start_dof = i8(a, "fmu.start_dof", &r->n_start, err);
     r->drive_dof = i8(a, "fmu.drive_dof", &r->n_drive, err);
     r->force_idx = i8(a, "fmu.force_idx", &r->n_force, err);
@@ -608,45 +610,15 @@ static int check_parameters(Instance *s) {
     return ok;
 }
 
-static int same_as_built_start(Instance *s) {
-    for (int i = 0; i < FMU_MB_NVARS; ++i) {
-        int role = FMU_MB_VARS[i].role;
-        if ((role == R_Q_START || role == R_GRAVITY) && s->values[i] != FMU_MB_VARS[i].start) return 0;
-    }
-    return 1;
-}
-
 static int result_problem(Instance *s, const char *where, char *msg, size_t len);
 
-/* restoring: an FMU state will overwrite the start state (fmi2SetFMUstate): the static start is then
- * taken as built whatever the start values and time, as the Python FMU's is overwritten as well. */
-static int build(Instance *s, int restoring) {
+static int build(Instance *s) {
     if (!check_parameters(s)) return 0;
     int k = select_variant(s);
     if (k < 0) return 0;
     int stat = has_param(R_STATIC) && param(s, R_STATIC, 0) != 0.0;
-    if (stat && !restoring && !same_as_built_start(s)) {
-        ERROR(s, "initialization (init.static / init.assemble): the static start of this native FMU is the "
-              "equilibrium of the built start values and gravity (solved in Python by fmu_mb.statics); with other "
-              "start coordinates or gravity set init.static = false and give the elastic coordinates yourself, or "
-              "use the Python FMU");
-        return 0;
-    }
-    Run *r = load_run(s, k, stat);
+    Run *r = load_run(s, k);
     if (!r) return 0;
-    if (stat && r->n_static != r->nv && !restoring) {
-        ERROR(s, "initialization (init.static / init.assemble): the static equilibrium of these options did not "
-              "converge when the FMU was built (resources/variants.json says why); set init.static = false");
-        free_run(r);
-        return 0;
-    }
-    if (stat && r->flags[2] && s->t != 0.0 && !restoring) {
-        ERROR(s, "initialization (init.static / init.assemble): the static start of this native FMU holds the "
-              "programmed constraints at t = 0 s; with start time %g s set init.static = false or use the Python "
-              "FMU", s->t);
-        free_run(r);
-        return 0;
-    }
     /* gravity and solver settings */
     for (int a = 0; a < 3; ++a) r->gravity[a] = param(s, R_GRAVITY, a);
     if (has_param(R_ALPHA)) {
@@ -668,7 +640,26 @@ static int build(Instance *s, int restoring) {
         int64_t d = r->start_dof[j++];
         if (d >= 0) r->x[(role == R_Q_START ? 0 : r->nv) + d] = s->values[i];
     }
-    if (stat && r->n_static == r->nv) memcpy(r->x, r->q_static, (size_t)r->nv * 8);
+    if (stat) {         /* Simulator.initialize: statics at rest without inputs (kernels.statics) */
+        int64_t it = -1;
+        double *o = r->static_opts;
+        fmu_mb_static_equilibrium(r->mb, r->db, r->x, r->nv, s->t, r->static_free, r->n_free, r->static_rows,
+                                  r->n_rows, r->static_zero, r->n_zero, o[2], (int64_t)o[3], o[1], (int64_t)o[0],
+                                  &it);
+        if (it < 0) {
+            double e = r->static_info[0];
+            char why[96];
+            if (isfinite(e))
+                snprintf(why, sizeof why, "%d Newton iterations (%sresidual %.3e)", (int)o[3],
+                         o[0] != 0.0 ? "relative " : "", e);
+            else
+                snprintf(why, sizeof why, "a non-finite residual");
+            ERROR(s, "initialization (init.static / init.assemble): %sstatic equilibrium did not converge in %s",
+                  o[0] != 0.0 ? "constrained " : "", why);
+            free_run(r);
+            return 0;
+        }
+    }
     for (int i = 0; i < r->nx; ++i)
         if (!isfinite(r->x[i])) {
             ERROR(s, "initialization (init.static / init.assemble): state contains NaN or inf");
@@ -701,8 +692,11 @@ static int build(Instance *s, int restoring) {
     r->lin_redo[0] = 0;
     hold_inputs(s, r);
     double h = param(s, R_STEP, 0);
-    double *lim = r->rk4_limit + (stat ? 3 : 0);
-    if (FMU_MB_METHOD_KERNEL[method] == 0 && isfinite(lim[0]) && h > lim[0] * (1.0 + 1e-9)) {
+    double lim[3] = {NAN, NAN, NAN};             /* RK4's stability limit at the start (fmu_mb.stability) */
+    int64_t nlin = 0;
+    if (FMU_MB_METHOD_KERNEL[method] == 0)
+        fmu_mb_rk4_step_limit(r->mb, r->db, r->x, r->nx, s->t, r->tau, r->nv, h, lim, 3, &nlin);
+    if (FMU_MB_METHOD_KERNEL[method] == 0 && h > lim[0] * (1.0 + 1e-9)) {
         char advice[32];
         snprintf(advice, sizeof advice, "%.2g", 0.9 * lim[0]);
         ERROR(s, "solver.step_size = %g s is above the stability limit of explicit RK4 for these options at the "
@@ -722,12 +716,12 @@ static int build(Instance *s, int restoring) {
     return 1;
 }
 
-static int ensure_built(Instance *s, int restoring) {
+static int ensure_built(Instance *s) {
     int same = s->ready && s->run;
     for (int k = 0; same && k < s->n_params; ++k) same = s->built[k] == s->values[s->params[k]];
     if (same) return 1;
     s->ready = 0;
-    if (!build(s, restoring)) return 0;
+    if (!build(s)) return 0;
     for (int k = 0; k < s->n_params; ++k) s->built[k] = s->values[s->params[k]];
     s->ready = 1;
     if (!gather(s, s->run)) {
@@ -1005,7 +999,7 @@ EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
     if (!s) return fmi2Error;
     if (!phase_is(s, P_INIT, "fmi2ExitInitializationMode", "call fmi2EnterInitializationMode first"))
         return fmi2Error;
-    if (!ensure_built(s, 0)) return fmi2Error;
+    if (!ensure_built(s)) return fmi2Error;
     snprintf(where, sizeof where, "fmi2ExitInitializationMode at t = %g s", s->t);
     if (result_problem(s, where, msg, sizeof msg)) {
         s->ready = 0;
@@ -1173,7 +1167,7 @@ static int read_values(Instance *s, const fmi2ValueReference vr[], size_t n, int
     if (!check_vrs(s, vr, n, type, what)) return 0;
     int any_output = 0;
     for (size_t k = 0; k < n; ++k) any_output |= FMU_MB_VARS[vr[k]].causality == C_OUTPUT;
-    if (any_output && s->phase == INITIALIZATION && !ensure_built(s, 0)) return 0;
+    if (any_output && s->phase == INITIALIZATION && !ensure_built(s)) return 0;
     for (size_t k = 0; k < n; ++k)
         if (!isfinite(s->values[vr[k]])) {
             char a[32];
@@ -1604,7 +1598,7 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
     s->t = u.t;
     int problem = 0;
     if (u.nstate || u.phase == STEPPING) {
-        if (!ensure_built(s, 1)) {
+        if (!ensure_built(s)) {
             problem = 1;
             snprintf(msg, sizeof msg, "its parameters do not build this FMU's model (see the messages above)");
         } else if (!restore_record(s, &u, msg, sizeof msg)) {
@@ -1627,7 +1621,7 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
         s->t = t;
         if (!had_run) {
             s->ready = 0;
-        } else if (ensure_built(s, 1)) {
+        } else if (ensure_built(s)) {
             Unpacked back = u;
             back.nstate = (uint32_t)record_size(s->run);
             back.state = rec_before;
