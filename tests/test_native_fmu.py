@@ -279,8 +279,8 @@ def test_fmu_states_round_trip_and_cross_the_two_kinds(fmus, native_fmus, model)
 
 
 def test_native_refusals_name_what_is_fixed_at_build_time(native_fmus):
-    """What stays Python (a trajectory class with its own checks, Count/Value options at values not
-    built) is refused with a message saying so, and the instance then starts with its built values."""
+    """What stays Python (a trajectory class with its own checks, Count options at values not built) is
+    refused with a message saying so, and the instance then starts with its built values."""
     robot = _instance(native_fmus["mobile_robot"].path, "steering")
     robot.fmu.setupExperiment(startTime=0.0)
     robot.fmu.enterInitializationMode()
@@ -291,16 +291,47 @@ def test_native_refusals_name_what_is_fixed_at_build_time(native_fmus):
     inst = _instance(native_fmus["crane"].path, "refusals")
     inst.fmu.setupExperiment(startTime=0.0)
     inst.fmu.enterInitializationMode()
-    inst.set(**{"model__damping": 1e-3})
+    inst.set(**{"model__n_div": 7})
     with pytest.raises(Exception):
         inst.fmu.exitInitializationMode()
-    assert any("carries the mechanism built with model.damping" in m for m in inst.errors())
-    inst.set(**{"model__damping": float(inst.var["model.damping"].start)})
+    assert any("carries the mechanism built with model.n_div" in m for m in inst.errors())
+    inst.set(**{"model__n_div": int(inst.var["model.n_div"].start)})
     inst.fmu.exitInitializationMode()
     inst.fmu.doStep(0.0, 0.01)
     assert np.all(np.isfinite(inst.get(*_outputs(inst.md))))
     inst.fmu.terminate()
     inst.fmu.freeInstance()
+
+
+#: Value options at values the native FMU was not built with, with the most detailed options and statics
+VALUE_RUNS = [("crane", {"model.support_z": 3e6}),
+              ("crane", {"model.support_z": 2.5e8, "model.damping": 3e-3, **DETAIL["crane"], "init.static": True}),
+              ("crane", {"model.damping": 0.0, "model.link": 1}),
+              ("manipulator", {"model.armature": 0.5, "model.damping": 2e-3, **DETAIL["manipulator"]}),
+              ("manipulator", {"model.armature": 2.0})]
+
+
+@pytest.mark.parametrize("model,start", VALUE_RUNS)
+def test_value_options_take_any_value_at_run_time(fmus, native_fmus, model, start):
+    """The Value options whose compiled arrays are linear in them (crane: support_z, damping, with
+    their product in the base damping; manipulator: armature, damping) take any value in range in the
+    native FMU (fmi.native_values): every output over 1 s equals the pythonfmu FMU's at that value to
+    rounding — 1e-11 of the largest magnitude of its vector (a joint moment's three components) plus
+    1e-14 SI units (noise-level outputs: the moment about a joint axis, violations of 1e-7 m). Measured:
+    manipulator bitwise, crane ≤ 1.5e-11 N·m on moments of 63 N·m, 3.4e-15 m on violations."""
+    md = read_model_description(str(fmus[model].path))
+    names = _outputs(md)
+    start = {**DRIVES.get(model, {}), **start}
+    nat, _ = _run(native_fmus[model].path, start, 1.0)
+    py, _ = _run(fmus[model].path, start, 1.0)
+    default, _ = _run(fmus[model].path, DRIVES.get(model, {}), 1.0)
+    family = {}
+    for n in names:
+        key = n.split("[")[0]
+        family[key] = max(family.get(key, 0.0), float(np.max(np.abs(py[n]))))
+    for n in names:
+        assert np.max(np.abs(nat[n] - py[n])) <= 1e-11 * family[n.split("[")[0]] + 1e-14, n
+    assert any(not np.allclose(py[n], default[n], rtol=1e-6, atol=1e-9) for n in names)   # the value matters
 
 
 #: static starts away from the built start values: other gravity, start coordinates, start times (a
@@ -456,3 +487,35 @@ def test_libcosim_steps_two_native_instances_in_parallel_worker_threads(tmp_path
         ref = simulate_fmu(path, stop_time=0.5, output_interval=0.01, start_values=d, output=names)
         want = np.array([[row[n] for n in names] for row in ref[1:]])
         assert got.shape == want.shape and np.array_equal(got, want), np.max(np.abs(got - want))
+
+
+def test_value_slopes_accept_affine_and_bilinear_arrays_only():
+    """fmi.native_values: arrays affine in the options, with products of two, give slope and cross records
+    that reproduce them at other values; a square root, a product of three or a changed integer array
+    leaves the options at their built values (None)."""
+    from types import SimpleNamespace
+
+    from fmu_mb.fmi.native_values import value_slopes
+    from fmu_mb.model.options import Value
+    module = SimpleNamespace(OPTIONS={"a": Value(2.0, 0.0, 10.0), "b": Value(1e7, 1e4, 1e9), "c": Value(1.0, 0.5, 2.0)})
+
+    def model(form):
+        def records_of(v):
+            a, b, c = (v.get(n, module.OPTIONS[n].default) for n in "abc")
+            return {"model.k": np.array([b, 3.0]), "model.d": np.array([a * b, a]), "model.n": np.array([4], np.int64),
+                    **form(a, b, c)}
+        return records_of
+    good = model(lambda a, b, c: {"model.m": np.array([c + 1.0])})
+    base = good({})
+    slopes = dict(value_slopes(["a", "b", "c"], module, {}, base, good))
+    assert set(slopes) == {"slope.0.model.d", "slope.1.model.k", "slope.1.model.d", "slope.2.model.m",
+                           "cross.0.1.model.d"}
+    a, b = 7.5, 3e5                                     # the C layer's sum reproduces the arrays elsewhere
+    d = base["model.d"] + (a - 2.0) * slopes["slope.0.model.d"] + (b - 1e7) * slopes["slope.1.model.d"] \
+        + (a - 2.0) * (b - 1e7) * slopes["cross.0.1.model.d"]
+    assert np.allclose(d, [a * b, a], rtol=1e-14)
+    for form in (lambda a, b, c: {"model.m": np.array([np.sqrt(b)])},
+                 lambda a, b, c: {"model.m": np.array([a * b * c])},
+                 lambda a, b, c: {"model.m": np.array([1.0]), "model.n2": np.array([int(a)], np.int64)}):
+        bad = model(form)
+        assert value_slopes(["a", "b", "c"], module, {}, bad({}), bad) is None

@@ -224,3 +224,16 @@ def test_the_windows_library_steps_under_wine_like_the_simulator(libraries, wine
     print(f"{name}: win64 under wine vs the Simulator: max relative difference {err:.3g}"
           f"{' (bitwise)' if np.array_equal(got, want) else ''}")
     assert err <= (5e-11 if name == "manipulator" else 1e-12)
+
+
+def test_the_library_cache_key_follows_runtime_c(tmp_path, monkeypatch):
+    """The compiled library links runtime.c (C, outside the core's Python digest): an edit to it must
+    give another cache key and manifest key, so no stale library is reused (fmu_mb.native.library)."""
+    from fmu_mb.native import library
+    key = library.library_key()
+    edited = tmp_path / "runtime.c"
+    edited.write_bytes(library.RUNTIME_C.read_bytes() + b"\n/* edited */\n")
+    monkeypatch.setattr(library, "RUNTIME_C", edited)
+    assert library.library_key() != key
+    monkeypatch.undo()
+    assert library.library_key() == key

@@ -258,10 +258,17 @@ def build(out, targets=("linux64",), names=None, verbose: bool = False) -> dict:
     return built
 
 
+def library_key() -> str:
+    """What the compiled library depends on: the core's Python sources (its digest) and runtime.c, the C
+    runtime linked into the library (not Python, so not in the digest)."""
+    import hashlib
+    return hashlib.sha256(this_core_digest().encode() + b"\0" + RUNTIME_C.read_bytes()).hexdigest()
+
+
 def cached(targets=("linux64",), log=print) -> dict:
     """{target: directory with the library, its object file, shim and header}: the kernel library of this
-    core, compiled once into ``$FMU_MB_CACHE/kernel-library/<core digest>/`` (about 45 s per target)."""
-    root = cache_root() / "kernel-library" / this_core_digest()[:16]
+    core, compiled once into ``$FMU_MB_CACHE/kernel-library/<library_key>/`` (about 45 s per target)."""
+    root = cache_root() / "kernel-library" / library_key()[:16]
     missing = [t for t in targets if not (root / t / "fmu_mb_kernels.o").is_file()
                or not (root / t / TARGETS[t][2]).is_file()]
     if missing:
@@ -287,15 +294,17 @@ def ensure(out=LIB_DIR, log=print) -> tuple:
         raise RuntimeError("the native kernel library has no target for this platform (x86-64 Linux and "
                            "Windows only); build FMUs with --no-native")
     fallback = cache_root() / f"native-{this_core_digest()[:24]}"
+    key = library_key()
     for d in (Path(out), fallback):
-        if check(d)[0] is not None:
+        manifest = check(d)[0]
+        if manifest is not None and manifest.get("library_key") == key:
             return d, 0.0
     t0 = time.perf_counter()
     import llvmlite
     import numba
     src = cached((target,), log)[target]
     libname = TARGETS[target][2]
-    manifest = {"core_digest": this_core_digest(), "library": libname, "target": target,
+    manifest = {"core_digest": this_core_digest(), "library_key": key, "library": libname, "target": target,
                 "numba": numba.__version__, "llvmlite": llvmlite.__version__, "entries": sorted(ENTRIES),
                 "schema": field_schema()}
     for d in (Path(out), fallback):

@@ -578,12 +578,46 @@ static int select_variant(Instance *s) {
     }
     for (int k = 0; k < FMU_MB_NVARIANTS; ++k) {
         int ok = 1;
-        for (int o = 0; o < n && ok; ++o) ok = FMU_MB_VARIANT_OPTIONS[k * FMU_MB_NOPTIONS + o] == want[o];
+        for (int o = 0; o < n && ok; ++o)
+            ok = FMU_MB_OPTION_FIXED[o] == 3 || FMU_MB_VARIANT_OPTIONS[k * FMU_MB_NOPTIONS + o] == want[o];
         if (ok) return k;
     }
     ERROR(s, "invalid parameter: this native FMU does not carry the combination of model options set (it carries "
           "%d combinations of the Choice/Flag options; see resources/variants.json)", FMU_MB_NVARIANTS);
     return -1;
+}
+
+/* Value options taken at run time (model table kind 3, fmu_mb.fmi.native_values): every record of the
+ * combination's arrays moves by Δᵢ·slope.<i>.<record> + Δᵢ·Δⱼ·cross.<i>.<j>.<record>, Δ = value − built value. */
+static int apply_value_options(Instance *s, Run *r) {
+    double dv[256];
+    int n = 0;
+    for (int i = 0; i < FMU_MB_NVARS && n < 256; ++i)
+        if (FMU_MB_VARS[i].role == R_OPTION) dv[n++] = s->values[i] - FMU_MB_VARS[i].start;
+    fmu_mb_arrays *a = r->arr;
+    for (int64_t k = 0; k < a->n; ++k) {
+        fmu_mb_record *rec = &a->records[k];
+        int i = -1, j = -1, used = 0;
+        double w;
+        if (sscanf(rec->name, "slope.%d.%n", &i, &used) == 1 && used > 0 && i >= 0 && i < n)
+            w = dv[i];
+        else if (sscanf(rec->name, "cross.%d.%d.%n", &i, &j, &used) == 2 && used > 0 && i >= 0 && i < n && j >= 0 &&
+                 j < n)
+            w = dv[i] * dv[j];
+        else
+            continue;
+        fmu_mb_record *t = fmu_mb_arrays_find(a, rec->name + used);
+        if (!t || t->kind != 0 || rec->kind != 0 || t->count != rec->count) {
+            ERROR(s, "the compiled mechanism of option combination %d is damaged: record %s has no matching %s",
+                  r->index, rec->name, rec->name + used);
+            return 0;
+        }
+        if (w == 0.0) continue;
+        double *x = (double *)t->values;
+        const double *d = (const double *)rec->values;
+        for (int64_t m = 0; m < t->count; ++m) x[m] += w * d[m];
+    }
+    return 1;
 }
 
 /* Parameter ranges and types, as MechanismSlave._settings: every offending parameter named. */
@@ -619,6 +653,10 @@ static int build(Instance *s) {
     int stat = has_param(R_STATIC) && param(s, R_STATIC, 0) != 0.0;
     Run *r = load_run(s, k);
     if (!r) return 0;
+    if (!apply_value_options(s, r)) {
+        free_run(r);
+        return 0;
+    }
     /* gravity and solver settings */
     for (int a = 0; a < 3; ++a) r->gravity[a] = param(s, R_GRAVITY, a);
     if (has_param(R_ALPHA)) {

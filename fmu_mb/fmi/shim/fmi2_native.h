@@ -32,7 +32,8 @@ extern const int FMU_MB_NVARS;
 extern const fmu_mb_var FMU_MB_VARS[];
 extern const int FMU_MB_NOPTIONS;
 extern const int FMU_MB_OPTION_FIXED[];          /* per option: 0 Choice/Flag (all values carried), 1 only the
-                                                   built value, 2 the values built (in the variant rows) */
+                                                   built value, 2 the values built (in the variant rows), 3 any
+                                                   value (slope records, fmu_mb.fmi.native_values) */
 extern const int FMU_MB_NVARIANTS;
 extern const double FMU_MB_VARIANT_OPTIONS[];    /* NVARIANTS x NOPTIONS option values */
 extern const char *const FMU_MB_VARIANT_TEXT[];
