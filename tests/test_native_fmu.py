@@ -178,13 +178,13 @@ def test_count_and_value_options_built_at_several_values_take_each_at_run_time(f
 
 def test_out_of_range_option_codes_are_refused_with_the_python_fmus_words(fmus, native_fmus):
     """A Choice code or a Count outside its range: both kinds refuse at fmi2ExitInitializationMode with the
-    same messages (the Choice's codes named, the Count's interval), every offending parameter named."""
+    same messages (the Choice's codes named, the Count's and Value's intervals), every offending parameter named."""
     errors = {}
     for kind, built in (("python", fmus), ("native", native_fmus)):
         inst = _instance(built["crane"].path, kind)
         inst.fmu.setupExperiment(startTime=0.0)
         inst.fmu.enterInitializationMode()
-        inst.set(model__link=7, model__n_div=0)
+        inst.set(model__link=7, model__n_div=0, model__support_z=1e10)
         with pytest.raises(Exception):
             inst.fmu.exitInitializationMode()
         errors[kind] = [m.split("] ", 1)[-1] for m in inst.errors()]
@@ -192,6 +192,8 @@ def test_out_of_range_option_codes_are_refused_with_the_python_fmus_words(fmus, 
     assert "invalid parameter: parameter 'model.link' must be one of 0 = rigid, 1 = flexible (got 7)" in \
         errors["python"], errors
     assert "invalid parameter: parameter 'model.n_div' must be an integer in [1, 40] (got 0.0)" in errors["python"]
+    assert "invalid parameter: parameter 'model.support_z' must be a finite number in [10000, 1e+09] N/m " \
+        "(got 10000000000.0)" in errors["python"], errors
     assert errors["native"] == errors["python"]
 
 

@@ -635,6 +635,10 @@ static int check_parameters(Instance *s) {
                 ERROR(s, "invalid parameter: parameter '%s' must be an integer in [%.0f, %.0f] (got %s)", v->name,
                       v->min, v->max, repr(val, c));
             ok = 0;
+        } else if (v->role == R_OPTION && v->has_range && !(v->min <= val && val <= v->max)) {
+            ERROR(s, "invalid parameter: parameter '%s' must be a finite number in [%g, %g]%s (got %s)", v->name,
+                  v->min, v->max, unit_suffix(v, unit), repr(val, c));     /* a Value (model.options.Value.check) */
+            ok = 0;
         } else if (v->has_range && !(v->min <= val && val <= v->max)) {
             ERROR(s, "invalid parameter: parameter '%s' must lie in [%g, %g]%s (got %g)", v->name, v->min, v->max,
                   unit_suffix(v, unit), val);
