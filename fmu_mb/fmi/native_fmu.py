@@ -438,7 +438,7 @@ def _run_time_values(module, itf, variants, all_records, log) -> list:
     for variant, records in zip(variants, all_records):
         try:
             slopes = value_slopes(names, module, variant, dict(records), records_of)
-        except (ValueError, RuntimeError) as exc:       # the model refuses a check value
+        except Exception as exc:                        # the model file fails at a check value: keep them fixed
             log(f"options {', '.join(names)} stay at their built values ({exc})")
             return []
         if slopes is None:
