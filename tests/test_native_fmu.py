@@ -323,6 +323,10 @@ def test_value_options_take_any_value_at_run_time(fmus, native_fmus, model, star
     manipulator bitwise, crane ≤ 1.5e-11 N·m on moments of 63 N·m, 3.4e-15 m on violations."""
     md = read_model_description(str(fmus[model].path))
     names = _outputs(md)
+    with zipfile.ZipFile(native_fmus[model].path) as z:
+        import json
+        assert sorted(json.loads(z.read("resources/variants.json"))["run_time_values"]) == \
+            {"crane": ["model.damping", "model.support_z"], "manipulator": ["model.armature", "model.damping"]}[model]
     start = {**DRIVES.get(model, {}), **start}
     nat, _ = _run(native_fmus[model].path, start, 1.0)
     py, _ = _run(fmus[model].path, start, 1.0)

@@ -530,7 +530,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
             for k, path in enumerate(files):
                 z.write(path, f"resources/variants/{k}.arrays")
             z.writestr("resources/variants.json", json.dumps(
-                {"core_digest": digest, "variants": texts},
+                {"core_digest": digest, "variants": texts, "run_time_values": [f"model.{n}" for n in run_time]},
                 indent=1))
             z.writestr("documentation/interface.md", doc)
         os.replace(part, fmu)
