@@ -186,6 +186,20 @@ def _reflect(A, k, c, m, tau, B, j):
 
 
 @njit(cache=True, error_model="numpy")
+def _reflect_vector(A, k, c, m, tau, b):
+    """b[k:m] ← H b[k:m] with the reflector of :func:`_householder` stored in A[:, c]."""
+    if tau == 0.0:
+        return
+    s = b[k]
+    for i in range(k + 1, m):
+        s += A[i, c] * b[i]
+    s *= tau
+    b[k] -= s
+    for i in range(k + 1, m):
+        b[i] -= s * A[i, c]
+
+
+@njit(cache=True, error_model="numpy")
 def lstsq(A, m, n, b, x, perm, tau, tau2, W):
     """Minimum-norm least-squares solution x[:n] of A[:m, :n] x ≈ b[:m] (numpy.linalg.lstsq's
     answer, by a complete orthogonal decomposition instead of the SVD): QR with column pivoting
@@ -213,15 +227,7 @@ def lstsq(A, m, n, b, x, perm, tau, tau2, W):
         tau[k] = _householder(A, k, k, m)
         for j in range(k + 1, n):
             _reflect(A, k, k, m, tau[k], A, j)
-        s = tau[k]
-        if s != 0.0:                               # b ← H b (b as a column)
-            t = b[k]
-            for i in range(k + 1, m):
-                t += A[i, k] * b[i]
-            t *= s
-            b[k] -= t
-            for i in range(k + 1, m):
-                b[i] -= t * A[i, k]
+        _reflect_vector(A, k, k, m, tau[k], b)
         if k == 0:
             top = abs(A[0, 0])
         if not abs(A[k, k]) > 2.220446049250313e-16 * max(m, n) * top:
@@ -251,15 +257,7 @@ def lstsq(A, m, n, b, x, perm, tau, tau2, W):
     for i in range(r, n):
         b[i] = 0.0
     for i in range(r - 1, -1, -1):                 # y = Q₂ w = H_0 … H_{r-1} w
-        t2 = tau2[i]
-        if t2 != 0.0:
-            s = b[i]
-            for k in range(i + 1, n):
-                s += W[k, i] * b[k]
-            s *= t2
-            b[i] -= s
-            for k in range(i + 1, n):
-                b[k] -= s * W[k, i]
+        _reflect_vector(W, i, i, n, tau2[i], b)
     for j in range(n):
         x[perm[j]] = b[j]
     return r

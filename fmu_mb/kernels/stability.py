@@ -16,17 +16,7 @@ import math
 from numba import njit
 
 from ..codes import SolverStat
-from .constrained import constrained_derivative
-from .dynamics import state_derivative
-
-
-@njit(cache=True, error_model="numpy")
-def _derivative(m, d, x, t, tau_drive, xdot):
-    """ẋ by the kernel family of the mechanism (the Simulator's evaluate)."""
-    if m.nc > 0:
-        constrained_derivative(m, d, x, t, tau_drive, xdot)
-    else:
-        state_derivative(m, d, x, tau_drive, xdot)
+from .system import derivative
 
 
 @njit(cache=True, error_model="numpy")
@@ -50,9 +40,9 @@ def jacobian(m, d, x, t, tau_drive, rel_step):
         for i in range(x.shape[0]):
             xp[i] = x[i]
         xp[k] = x[k] + h
-        _derivative(m, d, xp, t, tau_drive, fp)
+        derivative(m, d, xp, t, tau_drive, fp)
         xp[k] = x[k] - h
-        _derivative(m, d, xp, t, tau_drive, fm)
+        derivative(m, d, xp, t, tau_drive, fm)
         for i in range(n):
             J[i, k] = (fp[i] - fm[i]) / (2.0 * h)
             finite &= math.isfinite(J[i, k])
