@@ -714,7 +714,8 @@ def parser() -> argparse.ArgumentParser:
                         "damping=1.2e-3, support_z=1e6,1e7,1e8; repeatable for other options); these options rebuild "
                         "the model in Python, so a native FMU carries a compiled mechanism per value and its "
                         "parameter takes those values only (the first is its start value); a Value option its "
-                        "arrays follow linearly takes any value anyway (the one given is its start value)")
+                        "arrays follow linearly takes any value anyway (the one given is its start value); "
+                        "without it a Count option is carried at every value of its range")
     b.add_argument("--integer-options", action="store_true",
                    help="declare the named options (model.* choices, solver.integrator) as FMI Integers with their "
                         "codes in the description instead of Enumerations: for OSP libcosim, which ignores "

@@ -10,6 +10,7 @@ worker threads.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import zipfile
@@ -151,7 +152,9 @@ def test_count_and_value_options_built_at_several_values_take_each_at_run_time(f
     v = {x.name: x for x in read_model_description(str(path)).modelVariables}
     assert int(v["model.n_div"].start) == 2 and float(v["model.support_z"].start) == 1e7     # the first values
     with zipfile.ZipFile(path) as z:
-        assert sum(n.startswith("resources/variants/") for n in z.namelist()) == 96 * 4
+        carried = json.loads(z.read("resources/variants.json"))
+    assert len(carried["variants"]) == 96 * 4 and carried["carried_values"] == {"model.n_div": [2, 5],
+                                                                                "model.support_z": [1e7, 1e6]}
     base = {**DRIVES["crane"], "model.link": 1, "model.friction": 2}          # flexible jib, LuGre, sprung base
     finals = []
     for n_div, s_z in ((5, 1e6), (2, 1e6), (5, 1e7)):
@@ -199,7 +202,7 @@ def test_out_of_range_option_codes_are_refused_with_the_python_fmus_words(fmus, 
 
 def test_option_values_for_a_native_fmu_are_checked_at_build_time():
     from fmu_mb import registry
-    from fmu_mb.fmi.native_fmu import MAX_VARIANTS, bake_options, carried_variants
+    from fmu_mb.fmi.native_fmu import MAX_VARIANTS, bake_options, carried_variants, carry_every_count
     crane = registry.load("crane")
     for options, why in (({"n_div": [2, 2]}, "given twice"), ({"n_div": [2.5]}, "not a whole number"),
                          ({"n_div": [0, 2]}, "n_div"), ({"link": ["flexible"]}, "Choice/Flag"),
@@ -211,6 +214,15 @@ def test_option_values_for_a_native_fmu_are_checked_at_build_time():
         carried_variants(many)
     two = carried_variants(bake_options(crane, "crane", {"n_div": [3, 4]}))
     assert len(two) == 2 * len(carried_variants(crane)) and {v.get("n_div", 3) for v in two} == {3, 4}
+    # every Count value by default; a Count option given values keeps them; one that does not fit stays
+    every = carried_variants(carry_every_count(crane, "crane", log=pytest.fail))
+    assert len(every) == 40 * 96 and {v.get("n_div", 3) for v in every} == set(range(1, 41))
+    assert carry_every_count(bake_options(crane, "crane", {"n_div": 5}), "crane", log=pytest.fail).grid == {}
+    said = []
+    wide = carry_every_count(bake_options(crane, "crane", {"damping": [0.0, 1e-4]}), "crane", log=said.append)
+    assert set(wide.grid) == {"damping"} and len(carried_variants(wide)) == 2 * 96
+    assert said == [f"model.n_div is carried at 3 only: each of its 40 values would make 7680 option combinations "
+                    f"(at most {MAX_VARIANTS}); choose the values to carry with --option n_div=a,b,..."]
 
 
 def test_the_binaries_need_no_python(native_fmus, tmp_path):
@@ -281,28 +293,78 @@ def test_fmu_states_round_trip_and_cross_the_two_kinds(fmus, native_fmus, model)
 
 
 def test_native_refusals_name_what_is_fixed_at_build_time(native_fmus):
-    """What stays Python (a trajectory class with its own checks, Count options at values not built) is
-    refused with a message saying so, and the instance then starts with its built values."""
+    """What stays Python (a trajectory class with its own checks) is refused with a message saying so,
+    and the instance then starts with its built values."""
     robot = _instance(native_fmus["mobile_robot"].path, "steering")
     robot.fmu.setupExperiment(startTime=0.0)
     robot.fmu.enterInitializationMode()
     with pytest.raises(Exception):
         robot.set(**{"steering__right": -0.2})
     assert any("follows the programmed trajectories it was built with" in m for m in robot.errors())
+    robot.fmu.exitInitializationMode()
+    robot.fmu.doStep(0.0, 0.01)
+    assert np.all(np.isfinite(robot.get(*_outputs(robot.md))))
     robot.fmu.freeInstance()
-    inst = _instance(native_fmus["crane"].path, "refusals")
-    inst.fmu.setupExperiment(startTime=0.0)
-    inst.fmu.enterInitializationMode()
-    inst.set(**{"model__n_div": 7})
-    with pytest.raises(Exception):
-        inst.fmu.exitInitializationMode()
-    assert any("carries the mechanism built with model.n_div" in m for m in inst.errors())
-    inst.set(**{"model__n_div": int(inst.var["model.n_div"].start)})
-    inst.fmu.exitInitializationMode()
-    inst.fmu.doStep(0.0, 0.01)
-    assert np.all(np.isfinite(inst.get(*_outputs(inst.md))))
-    inst.fmu.terminate()
-    inst.fmu.freeInstance()
+
+
+#: Count options at values away from the defaults, with the options they matter under (0.3 s at 10 ms)
+COUNT_RUNS = [("crane", {"model.link": 1, "model.n_div": 1}), ("crane", {**DETAIL["crane"], "model.n_div": 17}),
+              ("crane", {"model.link": 1, "model.n_div": 40, "column.tau_drive": -400.0}),
+              ("crane", {"model.n_div": 29}),                                   # rigid jib: n_div changes nothing
+              ("manipulator", {**DETAIL["manipulator"], "model.n_div": 20}),
+              ("manipulator", {"model.link": 1, "model.n_div": 1, "model.armature": 0.5}),
+              ("rpsup", {**DETAIL["rpsup"], "model.n_div": 1}), ("rpsup", {"model.coupler": 1, "model.n_div": 5})]
+
+
+@pytest.mark.parametrize("model,start", COUNT_RUNS)
+def test_every_count_value_runs_as_in_the_pythonfmu_fmu(fmus, native_fmus, model, start):
+    """A native FMU built with the defaults carries every value of each Count option (crane n_div 1..40 at
+    each of its 96 Choice/Flag combinations: 3840 combinations, the 1640 distinct mechanisms in one
+    variants.arrays): any value runs bit for bit as the pythonfmu FMU set to it (to rounding where a
+    Value option moves too: fmi.native_values), and the values change the motion."""
+    with zipfile.ZipFile(native_fmus[model].path) as z:
+        carried = json.loads(z.read("resources/variants.json"))
+    o = registry.load(model).OPTIONS["n_div"]
+    assert carried["carried_values"]["model.n_div"] == [o.default] + [n for n in range(o.min, o.max + 1)
+                                                                      if n != o.default]
+    assert len(set(carried["arrays_variant"])) < len(carried["variants"])          # shared mechanisms
+    nat, names = _run(native_fmus[model].path, start, 0.3)
+    py, _ = _run(fmus[model].path, start, 0.3)
+    worst = max(float(np.max(np.abs(nat[n] - py[n])) / max(1.0, float(np.max(np.abs(py[n]))))) for n in names)
+    moved = any(k.startswith("model.") and k != "model.n_div" and "armature" in k for k in start)
+    assert worst <= (1e-12 if moved else 0.0), worst
+    default = {k: v for k, v in start.items() if k != "model.n_div"}
+    ref, _ = _run(fmus[model].path, default, 0.3)
+    changed = any(not np.array_equal(ref[n], py[n]) for n in names)
+    flexible = start.get("model.link", start.get("model.coupler", 0)) == 1
+    assert changed == flexible, (changed, flexible)
+
+
+def test_a_damaged_arrays_file_is_refused_with_a_message(extracted_native, tmp_path):
+    """resources/variants.arrays truncated, or with its payload offsets past its end: fmi2Instantiate (which
+    loads the first combination) returns NULL with a message naming the file, in a fresh process, never a
+    signal (arrays.c checks every count, shape and offset against the file's size)."""
+    import struct
+
+    from tests.test_robustness import run_case
+    src = Path(extracted_native["crane"])
+    cut, bad = tmp_path / "cut", tmp_path / "bad"
+    for d in (cut, bad):
+        shutil.copytree(src, d)
+    data = (src / "resources" / "variants.arrays").read_bytes()
+    (cut / "resources" / "variants.arrays").write_bytes(data[:len(data) // 2])
+    n_names, n_arrays, _ = struct.unpack_from("<3q", data, 80)
+    raw = bytearray(data)
+    for i in range(n_arrays):                          # every stored payload points past the end of the file
+        at = 104 + 64 * n_names + 64 * i
+        if struct.unpack_from("<q", raw, at)[0] in (0, 1):
+            struct.pack_into("<q", raw, at + 48, len(data) + 8)
+    (bad / "resources" / "variants.arrays").write_bytes(bytes(raw))
+    for d in (cut, bad):
+        rc, res, err = run_case("uri", dir=str(d), form="as_uri")
+        assert rc == 0 and res is not None, err
+        msgs = [m for s, _, m in res["messages"] if s >= 3]
+        assert not res["instantiated"] and any("variants.arrays" in m and "truncated" in m for m in msgs), res
 
 
 #: Value options at values the native FMU was not built with, with the most detailed options and statics
@@ -324,7 +386,6 @@ def test_value_options_take_any_value_at_run_time(fmus, native_fmus, model, star
     md = read_model_description(str(fmus[model].path))
     names = _outputs(md)
     with zipfile.ZipFile(native_fmus[model].path) as z:
-        import json
         assert sorted(json.loads(z.read("resources/variants.json"))["run_time_values"]) == \
             {"crane": ["model.damping", "model.support_z"], "manipulator": ["model.armature", "model.damping"]}[model]
     start = {**DRIVES.get(model, {}), **start}

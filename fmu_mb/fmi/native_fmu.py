@@ -7,21 +7,23 @@
         arrays-file reader (arrays.c) and the kernel library's object code (fmu_mb.native.library:
         the numba-compiled kernels emitted by LLVM for the target), linked by the system's C
         compiler (mingw-w64 for win64): libc and libm only.
-    resources/variants/<k>.arrays
+    resources/variants.arrays
         per combination of the model's Choice/Flag options and the Count/Value values built
-        (:func:`carried_variants`), the
-        compiled Model and a fresh Data (fmu_mb.native.arrays) plus what the FMU needs at
-        fmi2ExitInitializationMode: the start state, the coordinate of every start value and drive,
-        the output table (fmu_mb.outputs.spec_table), the static-equilibrium problem of init.static
-        (fmu_mb.statics.start_problem; solved at run time by the kernel the Python FMU calls), and the slopes
-        of the segment tables in the trajectory inputs.
+        (:func:`carried_variants`; every value of a Count option by default, :func:`carry_every_count`)
+        the compiled Model and a fresh Data (fmu_mb.native.arrays: one variant per distinct mechanism,
+        distinct payloads stored once) plus what the FMU needs at fmi2ExitInitializationMode: the start
+        state, the coordinate of every start value and drive, the output table
+        (fmu_mb.outputs.spec_table), the static-equilibrium problem of init.static
+        (fmu_mb.statics.start_problem; solved at run time by the kernel the Python FMU calls), and the
+        slopes of the segment tables in the trajectory inputs.
 
 The modelDescription.xml is the pythonfmu FMU's (same interface table, same GUID: an FMU state of
 one kind restores into the other). What stays Python and is therefore fixed at build time, each
-refused with a message naming it when set otherwise: Count options and the Value options the
-compiled arrays do not follow linearly (the built values, ``options``: one or several per option, a
-compiled mechanism per combination, :func:`carried_variants`; the linear ones take any value at run
-time, fmi.native_values), inputs of trajectory classes with their own checks or
+refused with a message naming it when set otherwise: the values of Count options not carried (every
+value of its range is, unless the combinations would exceed :data:`MAX_VARIANTS` or ``options`` names
+the values), the Value options the compiled arrays do not follow linearly (the built values,
+``options``: one or several per option, a compiled mechanism per combination; the linear ones take any
+value at run time, fmi.native_values), inputs of trajectory classes with their own checks or
 with segment tables that are not affine in their parameters (:func:`trajectory_jacobians`; the
 built-in paths are affine: their inputs work).
 """
@@ -161,13 +163,25 @@ def _defaults(itf) -> dict:
     return {tuple(v.source): float(v.start) for v in itf.vars if v.causality == "parameter"}
 
 
-def variant_records(module, itf, variant: dict) -> tuple[list, dict]:
-    """(arrays-file records, facts for the model table) of one option combination at the
-    interface's default parameter values; the order of operations is MechanismSlave._build's."""
+def mechanism_key(mech) -> bytes | None:
+    """A digest equal for equal mechanism descriptions (their pickles), or None where the description
+    does not pickle (a class of a model file loaded by path): then it is compiled on its own."""
+    import hashlib
+    import pickle
+    try:
+        return hashlib.sha256(pickle.dumps(mech, protocol=5)).digest()
+    except Exception:                                    # noqa: BLE001 - any unpicklable part
+        return None
+
+
+def variant_records(module, itf, variant: dict, mech=None) -> tuple[list, dict]:
+    """(arrays-file records, facts for the model table) of one option combination (its mechanism
+    ``mech`` if built already) at the interface's default parameter values; the order of operations
+    is MechanismSlave._build's. The records are a function of the mechanism alone."""
     from ..simulator import Simulator
     from ..statics import START_MAXIT, START_TOL, start_problem
     defaults = _defaults(itf)
-    mech = module.build(**variant)
+    mech = module.build(**variant) if mech is None else mech
     mech.gravity = tuple(defaults[("gravity", k)] for k in range(3))
     cm = compile_mechanism(mech)
     m = cm.model
@@ -245,11 +259,12 @@ def _num(x) -> str:
 
 
 def model_table_source(itf, guid: str, variant_rows: list, violation_info: dict, options_text: list,
-                       fixed_options: list, fixed_inputs: set = frozenset()) -> str:
+                       fixed_options: list, fixed_inputs: set = frozenset(), arrays_variant=None) -> str:
     """C source of the model table (shim/fmi2_native.h's declarations) for one FMU. ``fixed_options``: per
     option parameter 0 for a Choice/Flag (every value carried), 1 for a Count/Value built at one value,
     2 for one built at several (the values in the variant rows), 3 for a Value taken at any value (slope
-    records, fmi.native_values)."""
+    records, fmi.native_values). ``arrays_variant``: per row its variant of resources/variants.arrays
+    (default: its own)."""
     lines = ["/* generated by fmu_mb.fmi.native_fmu from the FMU's interface table: do not edit */",
              "#include <math.h>", "#include \"fmi2_native.h\"", "",
              f"const char FMU_MB_MODEL_ID[] = {c_string(itf.model)};",
@@ -292,6 +307,8 @@ def model_table_source(itf, guid: str, variant_rows: list, violation_info: dict,
     lines.append("const double FMU_MB_VARIANT_OPTIONS[] = {" + ", ".join(_num(x) for x in flat) + "};")
     lines.append("const char *const FMU_MB_VARIANT_TEXT[] = {" + ", ".join(c_string(t) for t in options_text) +
                  "};")
+    files = list(range(len(variant_rows))) if arrays_variant is None else arrays_variant
+    lines.append("const int FMU_MB_VARIANT_FILE[] = {" + ", ".join(str(int(k)) for k in files or [0]) + "};")
     from ..simulator import METHODS
     kern = {"rk4": 0, "ros2": 1, "ros3": 2}
     lines.append("const int FMU_MB_METHOD_KERNEL[] = {" + ", ".join(str(kern[m.kernel]) for m in METHODS.values())
@@ -400,6 +417,33 @@ def bake_options(module, model: str, options: dict) -> object:
     return _Baked(module, values, grid) if values else module
 
 
+def carry_every_count(module, model: str, log=print) -> object:
+    """``module`` carrying every value of each Count option that no value was chosen for (its default
+    first), in declaration order as long as the option combinations stay within :data:`MAX_VARIANTS`;
+    a Count option that does not fit stays at its default (logged with what to do instead)."""
+    from .interface import option_variants
+    options = getattr(module, "OPTIONS", {})
+    baked = isinstance(module, _Baked)
+    grid, values = (dict(module.grid), dict(module._values)) if baked else ({}, {})
+    rows = len(option_variants(module)) * math.prod(len(v) for v in grid.values())
+    added = {}
+    for name, o in options.items():
+        if not isinstance(o, opt.Count) or name in values:
+            continue
+        every = [o.default] + [n for n in range(o.min, o.max + 1) if n != o.default]
+        if rows * len(every) > MAX_VARIANTS:
+            log(f"model.{name} is carried at {o.default} only: each of its {len(every)} values would make "
+                f"{rows * len(every)} option combinations (at most {MAX_VARIANTS}); choose the values to carry "
+                f"with --option {name}=a,b,...")
+            continue
+        rows *= len(every)
+        added[name] = every
+    if not added:
+        return module
+    return _Baked(module._module if baked else module, {**values, **{n: v[0] for n, v in added.items()}},
+                  {**grid, **added})
+
+
 def carried_variants(module) -> list:
     """Option dicts of every mechanism a native FMU of ``module`` carries: each combination of the
     Choice/Flag options (fmi.interface.option_variants) at each combination of the values of the
@@ -421,10 +465,11 @@ def carried_variants(module) -> list:
     return out
 
 
-def _run_time_values(module, itf, variants, all_records, log) -> list:
+def _run_time_values(module, itf, variants, all_records, keys, log) -> list:
     """The Value options this FMU takes at any value (fmi.native_values): their slope records appended
     to every combination's records (in place), their names returned; [] when some combination's arrays
-    do not follow them linearly."""
+    do not follow them linearly. ``keys``: the mechanism key of each combination (a build with moved
+    values giving the same mechanism is not compiled again)."""
     from .native_values import candidates, value_slopes
     names = candidates(module)
     if not names:
@@ -432,12 +477,20 @@ def _run_time_values(module, itf, variants, all_records, log) -> list:
     order = [v.source[1] for v in itf.vars if v.source[0] == "option"]
     index = {n: order.index(n) for n in names}
 
-    def records_of(variant):
-        return dict(variant_records(module, itf, variant)[0])
-    extra = []
-    for variant, records in zip(variants, all_records):
+    extra, started = [], time.perf_counter()
+    for n, (variant, records, key) in enumerate(zip(variants, all_records, keys)):
+        base = dict(records)
+
+        def records_of(moved):
+            mech = module.build(**moved)
+            if key is not None and mechanism_key(mech) == key:
+                return base
+            return dict(variant_records(module, itf, moved, mech)[0])
+        if n and n % 200 == 0:
+            log(f"  linearity of {', '.join(names)}: {n}/{len(variants)} mechanisms "
+                f"({time.perf_counter() - started:.0f} s)")
         try:
-            slopes = value_slopes(names, module, variant, dict(records), records_of)
+            slopes = value_slopes(names, module, variant, base, records_of)
         except Exception as exc:                        # the model file fails at a check value: keep them fixed
             log(f"options {', '.join(names)} stay at their built values ({exc})")
             return []
@@ -459,13 +512,16 @@ def _run_time_values(module, itf, variants, all_records, log) -> list:
 
 
 def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: bool = True,
-                     enumerations: bool = True, options: dict | None = None, log=print):
+                     enumerations: bool = True, options: dict | None = None, every_count: bool = True,
+                     log=print):
     """Build ``<out_dir>/<model>.fmu``, the native FMU of ``models/<model>.py`` (or a model file's
     path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed);
     ``enumerations=False``: named options as Integers (OSP libcosim, as fmi.builder.build_fmu);
     ``options``: values of Count/Value options to carry instead of the model file's defaults
     ({"n_div": 5, "damping": 1.2e-3}, or several: {"n_div": [1, 2, 5]}; these options rebuild the model in
-    Python, so a native FMU carries a compiled mechanism per value and takes only those at run time)."""
+    Python, so a native FMU carries a compiled mechanism per value and takes only those at run time);
+    ``every_count``: the Count options not in ``options`` are carried at every value of their range
+    (:func:`carry_every_count`; False: at their defaults)."""
     from .builder import VERSION, finish_build
     from .description import fmu_guid, interface_markdown, model_description
     from .interface import build_interface, check_variants
@@ -476,6 +532,8 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
         raise ValueError(f"unknown native targets {unknown} (targets: {', '.join(TARGETS)})")
     model, model_file = registry.locate(model)
     module = bake_options(registry.load_file(model_file, model), model, options)
+    if every_count:
+        module = carry_every_count(module, model, log)
     meta = getattr(module, "FMU", {})
     cm = compile_mechanism(registry.build_checked(module, model_file))
     itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),
@@ -491,16 +549,29 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"fmu_mb_native_{model}_") as tmp:
         tmp = Path(tmp)
-        rows, texts, facts_list, files, all_records = [], [], [], [], []
-        for k, variant in enumerate(variants):
-            records, facts = variant_records(module, itf, variant)
-            all_records.append(records)
+        # combinations building the same mechanism share its compiled arrays (a rigid jib at every n_div)
+        rows, texts, file_of, index, unique = [], [], [], {}, []
+        for variant in variants:
+            mech = module.build(**variant)
+            key = mechanism_key(mech)
+            k = index.get(key) if key is not None else None
+            if k is None:
+                k = len(unique)
+                if key is not None:
+                    index[key] = k
+                unique.append((variant, mech, key))
+            file_of.append(k)
             rows.append(_option_codes(module, itf, variant))
             texts.append(", ".join(f"model.{n} = {v}" for n, v in variant.items()) or "the defaults")
+        if len(variants) > 100:
+            log(f"{model}: {len(variants)} option combinations, {len(unique)} distinct mechanisms")
+        all_records, facts_list = [], []
+        for variant, mech, _ in unique:
+            records, facts = variant_records(module, itf, variant, mech)
+            all_records.append(records)
             facts_list.append(facts)
-        run_time = _run_time_values(module, itf, variants, all_records, log)
-        for k, records in enumerate(all_records):
-            files.append(arrays.write(tmp / f"{k}.arrays", records, digest))
+        run_time = _run_time_values(module, itf, [u[0] for u in unique], all_records, [u[2] for u in unique], log)
+        pack = arrays.write_variants(tmp / "variants.arrays", all_records, digest)
         violation = {v.source[1]: _violation_text(v.source[1], facts_list) for v in itf.vars
                      if v.source[0] in ("con_violation", "con_violation_angle")}
         guid = fmu_guid(itf)
@@ -511,7 +582,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
                  else 3 if v.source[1] in run_time else 1 for v in itf.vars if v.source[0] == "option"]
         tin = [v.name for v in itf.vars if v.source[0] == "traj"]
         fixed_inputs = {tin[j] for facts in facts_list for j in np.flatnonzero(facts["traj_index"] == -2)}
-        table.write_text(model_table_source(itf, guid, rows, violation, texts, fixed, fixed_inputs))
+        table.write_text(model_table_source(itf, guid, rows, violation, texts, fixed, fixed_inputs, file_of))
         binaries = {}
         for target in targets:
             ext = TARGETS[target][2].rsplit(".", 1)[1]
@@ -527,11 +598,11 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
             z.writestr("modelDescription.xml", xml)
             for target, path in binaries.items():
                 z.write(path, f"binaries/{target}/{path.name}")
-            for k, path in enumerate(files):
-                z.write(path, f"resources/variants/{k}.arrays")
+            z.write(pack, "resources/variants.arrays")
             z.writestr("resources/variants.json", json.dumps(
-                {"core_digest": digest, "variants": texts, "run_time_values": [f"model.{n}" for n in run_time]},
-                indent=1))
+                {"core_digest": digest, "variants": texts, "arrays_variant": file_of,
+                 "carried_values": {f"model.{n}": v for n, v in grid.items()},
+                 "run_time_values": [f"model.{n}" for n in run_time]}, indent=1))
             z.writestr("documentation/interface.md", doc)
         os.replace(part, fmu)
     return finish_build(fmu, doc, len(itf.vars), t0, validate)

@@ -7,7 +7,7 @@
 
 typedef struct {
     char name[64];
-    int64_t kind;        /* 0 float64 array, 1 int64 array, 2 int64 scalar */
+    int64_t kind;        /* 0 float64 array, 1 int64 array, 2 int64 scalar (zero arrays of the file: 0, 1) */
     int64_t ndim;
     int64_t shape[4];
     int64_t count;       /* number of values */
@@ -20,8 +20,9 @@ typedef struct {
     fmu_mb_record *records;
 } fmu_mb_arrays;
 
-/* Load a file; NULL on failure with a message in err (errlen bytes). */
-fmu_mb_arrays *fmu_mb_arrays_load(const char *path, char *err, size_t errlen);
+/* Load variant number `variant` of a file (0 for a file of one); NULL on failure with a message in err
+ * (errlen bytes). Every record gets its own copy of its values (the caller may write them). */
+fmu_mb_arrays *fmu_mb_arrays_load(const char *path, int64_t variant, char *err, size_t errlen);
 /* The record called name, or NULL. */
 fmu_mb_record *fmu_mb_arrays_find(fmu_mb_arrays *a, const char *name);
 /* The address block of the consecutive records whose names start with prefix ("model.", "data."):

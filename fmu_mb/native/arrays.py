@@ -1,31 +1,44 @@
-"""The compiled arrays of a mechanism as one binary file for C code (fmu_mb/native/arrays.c).
+"""The compiled arrays of one or several mechanisms as one binary file for C code (fmu_mb/native/arrays.c).
 
 The native kernel library (fmu_mb.native.library) takes a Model and a Data as int64 address
 blocks: per field, in the order of fmu_mb.native.field_schema, its data address and shape (a
 scalar int field: its value). A program without Python gets those arrays from this file and
-builds the blocks with ``fmu_mb_arrays_block`` (arrays.c). Layout, little-endian:
+builds the blocks with ``fmu_mb_arrays_block`` (arrays.c).
 
-    header   8 bytes "FMUMBARR", int64 version (1), 64 bytes core digest (ASCII, NUL padded),
-             int64 number of records
-    record   64 bytes name (ASCII, NUL padded), int64 kind (0: float64 array, 1: int64 array,
-             2: int64 scalar), int64 ndim, ndim × int64 shape, then the values (8 bytes each, C order)
+A file holds one or several *variants* (a native FMU's option combinations: fmu_mb.fmi.native_fmu),
+each a list of named records. The variants share one table of distinct arrays, so a payload common
+to many of them (a body's inertia at every friction model, a zero workspace) is stored once, and an
+all-zero array is stored as its shape only: 3840 crane combinations (every n_div of the flexible jib)
+hold 3.1 MB of payload. Layout, little-endian, every field 8 bytes:
 
-Model fields are the records ``model.<field>``, Data fields ``data.<field>``, both in schema
-order (the reader builds a block from consecutive records of one prefix); any other record
-(a state vector, a step size) is the caller's.
+    header    "FMUMBARR", version (2), 64 bytes core digest (ASCII, NUL padded),
+              number of names N, number of arrays A, number of variants V
+    names     N × 64 bytes (ASCII, NUL padded): every record name of any variant
+    arrays    A × (kind, ndim, shape[4], value): kind 0 float64 / 1 int64 array with its values at
+              byte offset ``value`` of the file, 2 int64 scalar ``value``, 3 float64 / 4 int64 zeros
+    variants  V × N array indices: variant v's record n, or −1 where v has no such record
+    payload   the values (C order), 8-byte aligned
+
+A variant's records are in name order; Model fields are the records ``model.<field>``, Data fields
+``data.<field>``, both in schema order (the reader builds a block from consecutive records of one
+prefix); any other record (a state vector, a step size) is the caller's.
 """
 from __future__ import annotations
 
+import hashlib
 import struct
 from pathlib import Path
 
 import numpy as np
 
 MAGIC = b"FMUMBARR"
-VERSION = 1
+VERSION = 2
 NAME_BYTES = 64
+MAX_NDIM = 4
 KINDS = {"float64": 0, "int64": 1}
-SCALAR = 2
+SCALAR, ZEROS = 2, 3            # ZEROS + KINDS[dtype]: an all-zero array, no payload
+ENTRY = struct.Struct("<8q")    # kind, ndim, shape[4], value, reserved (0)
+HEADER = 8 + 8 + NAME_BYTES + 3 * 8
 
 
 def _name(text: str) -> bytes:
@@ -49,27 +62,94 @@ def schema_records(prefix: str, tup, schema) -> list:
     return out
 
 
-def write(path, records, digest: str) -> Path:
-    """Write ``records`` ([(name, int or float64/int64 array)]) with the core ``digest``."""
+def _name_order(variants: list) -> list:
+    """Every record name, in one order all variants' records follow (a topological order of "comes
+    before" in any variant, earliest first seen first); ValueError if two variants contradict."""
+    import heapq
+    first, after, pending = {}, {}, {}
+    for records in variants:
+        prev = None
+        for name, _ in records:
+            if name not in first:
+                first[name] = len(first)
+                after[name], pending[name] = set(), 0
+            if prev is not None and name not in after[prev]:
+                after[prev].add(name)
+                pending[name] += 1
+            prev = name
+    ready = [(first[n], n) for n, k in pending.items() if k == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        order.append(name)
+        for nxt in after[name]:
+            pending[nxt] -= 1
+            if pending[nxt] == 0:
+                heapq.heappush(ready, (first[nxt], nxt))
+    if len(order) != len(first):
+        raise ValueError("two variants order their records differently: "
+                         + ", ".join(n for n in first if pending[n] > 0)[:300])
+    return order
+
+
+def write_variants(path, variants: list, digest: str) -> Path:
+    """Write ``variants`` (a list of record lists [(name, int or float64/int64 array)]) with the core
+    ``digest``; distinct payloads are stored once."""
     path = Path(path)
+    names = _name_order(variants)
+    index = {n: i for i, n in enumerate(names)}
+    entries, payloads, known = [], [], {}
+    offset = HEADER + NAME_BYTES * len(names)          # payload offsets are fixed up once A is known
+    table = np.full((len(variants), len(names)), -1, np.int64)
+    for v, records in enumerate(variants):
+        for name, value in records:
+            if isinstance(value, (int, np.integer)):
+                key = ("s", int(value))
+                entry = (SCALAR, 0, 0, 0, 0, 0, int(value), 0)
+                blob = None
+            else:
+                a = np.ascontiguousarray(value)
+                if a.dtype.name not in KINDS or a.ndim > MAX_NDIM:
+                    raise TypeError(f"record {name}: float64 or int64 arrays of at most {MAX_NDIM} dimensions "
+                                    f"only (got {a.dtype}, {a.ndim})")
+                shape = list(a.shape) + [0] * (MAX_NDIM - a.ndim)
+                zero = not np.any(a)
+                blob = None if zero else a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+                kind = KINDS[a.dtype.name] + (ZEROS if zero else 0)
+                key = (kind, a.shape, hashlib.sha256(blob).digest() if blob else b"")
+                entry = [kind, a.ndim, *shape, -1, 0]
+            i = known.get(key)
+            if i is None:
+                i = known[key] = len(entries)
+                entries.append(entry)
+                payloads.append(blob)
+            table[v, index[name]] = i
+    offset = HEADER + NAME_BYTES * len(names) + ENTRY.size * len(entries) + 8 * table.size
+    for entry, blob in zip(entries, payloads):
+        if blob is not None:
+            entry[6] = offset
+            offset += len(blob)
     with open(path, "wb") as f:
         f.write(MAGIC + struct.pack("<q", VERSION) + digest.encode("ascii").ljust(NAME_BYTES, b"\0")[:NAME_BYTES])
-        f.write(struct.pack("<q", len(records)))
-        for name, value in records:
-            f.write(_name(name))
-            if isinstance(value, (int, np.integer)):
-                f.write(struct.pack("<qqq", SCALAR, 0, int(value)))
-                continue
-            a = np.ascontiguousarray(value)
-            if a.dtype.name not in KINDS:
-                raise TypeError(f"record {name}: float64 or int64 only (got {a.dtype})")
-            f.write(struct.pack(f"<qq{a.ndim}q", KINDS[a.dtype.name], a.ndim, *a.shape))
-            f.write(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+        f.write(struct.pack("<3q", len(names), len(entries), len(variants)))
+        f.write(b"".join(_name(n) for n in names))
+        f.write(b"".join(ENTRY.pack(*e) for e in entries))
+        f.write(table.astype("<i8").tobytes())
+        for blob in payloads:
+            if blob is not None:
+                f.write(blob)
     return path
 
 
-def read(path) -> tuple:
-    """(digest, {name: value}) of a file written by :func:`write` (the Python twin of arrays.c)."""
+def write(path, records, digest: str) -> Path:
+    """Write one variant's ``records`` ([(name, int or float64/int64 array)]) with the core ``digest``."""
+    return write_variants(path, [records], digest)
+
+
+def read(path, variant: int = 0) -> tuple:
+    """(digest, {name: value}) of ``variant`` of a file written by :func:`write_variants` (the Python twin
+    of arrays.c)."""
     raw = Path(path).read_bytes()
     if raw[:8] != MAGIC:
         raise ValueError(f"{path}: not an fmu_mb arrays file")
@@ -77,20 +157,32 @@ def read(path) -> tuple:
     if version != VERSION:
         raise ValueError(f"{path}: version {version}, this reader knows {VERSION}")
     digest = raw[16:16 + NAME_BYTES].rstrip(b"\0").decode("ascii")
-    n, = struct.unpack_from("<q", raw, 16 + NAME_BYTES)
-    pos, out = 24 + NAME_BYTES, {}
-    for _ in range(n):
-        name = raw[pos:pos + NAME_BYTES].rstrip(b"\0").decode("ascii")
-        kind, ndim = struct.unpack_from("<qq", raw, pos + NAME_BYTES)
-        pos += NAME_BYTES + 16
-        if kind == SCALAR:
-            out[name], = struct.unpack_from("<q", raw, pos)
-            pos += 8
+    n, a, nvar = struct.unpack_from("<3q", raw, 16 + NAME_BYTES)
+    if not 0 <= variant < nvar:
+        raise ValueError(f"{path}: variant {variant} of {nvar}")
+    pos = HEADER
+    names = [raw[pos + i * NAME_BYTES:pos + (i + 1) * NAME_BYTES].rstrip(b"\0").decode("ascii") for i in range(n)]
+    pos += n * NAME_BYTES
+    entries = [ENTRY.unpack_from(raw, pos + i * ENTRY.size) for i in range(a)]
+    pos += a * ENTRY.size
+    if pos + 8 * n * nvar > len(raw):
+        raise ValueError(f"{path}: truncated")
+    row = np.frombuffer(raw, "<i8", n, pos + 8 * n * variant)
+    out = {}
+    for name, i in zip(names, row):
+        if i < 0:
             continue
-        shape = struct.unpack_from(f"<{ndim}q", raw, pos)
-        pos += 8 * ndim
+        kind, ndim, *rest = entries[i]
+        shape, value = tuple(rest[:ndim]), rest[4]
+        if kind == SCALAR:
+            out[name] = value
+            continue
+        dtype = "<f8" if kind in (KINDS["float64"], ZEROS + KINDS["float64"]) else "<i8"
         count = int(np.prod(shape)) if ndim else 1
-        dtype = "<f8" if kind == 0 else "<i8"
-        out[name] = np.frombuffer(raw, dtype, count, pos).reshape(shape).copy()
-        pos += 8 * count
+        if kind >= ZEROS:
+            out[name] = np.zeros(shape, dtype)
+        else:
+            if value + 8 * count > len(raw):
+                raise ValueError(f"{path}: truncated record {name}")
+            out[name] = np.frombuffer(raw, dtype, count, value).reshape(shape).copy()
     return digest, out

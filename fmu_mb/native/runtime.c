@@ -2,7 +2,8 @@
  * the boxes of the Model/Data StructRefs each entry builds (kernels.handles, native.library).
  * The layout of NRT_MemInfo is numba's (the compiled code reads refct and data in place).
  * Boxes are recycled through a small per-thread cache: after the first call of an entry on a
- * thread no entry allocates; instances stepping in parallel threads share nothing. */
+ * thread no entry allocates; instances stepping in parallel threads share nothing; a thread's
+ * cache is freed when the thread ends. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +19,71 @@ typedef struct NRT_MemInfo {
     void *external_allocator;
 } NRT_MemInfo;
 
-#if defined(_MSC_VER)
-#define THREAD_LOCAL __declspec(thread)
-#else
-#define THREAD_LOCAL _Thread_local
-#endif
-
 #define CACHE_SLOTS 8
-static THREAD_LOCAL NRT_MemInfo *cache[CACHE_SLOTS];
+
+/* The calling thread's cache, and its release when the thread ends (a thread pool's threads come
+ * and go: their boxes go with them). Windows: a fiber-local slot whose callback frees the cache
+ * (the slot is released when the library unloads). Linux: a thread-local array and the C library's
+ * thread-exit destructor (__cxa_thread_atexit_impl, glibc >= 2.18; also what keeps the library
+ * mapped until the threads that used it end); without it the boxes stay, as before. */
+static void free_boxes(NRT_MemInfo **slots) {
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        free(slots[i]);
+        slots[i] = NULL;
+    }
+}
+
+#if defined(_WIN32)
+#include <windows.h>
+static DWORD fls_slot = FLS_OUT_OF_INDEXES;
+static INIT_ONCE fls_once = INIT_ONCE_STATIC_INIT;
+
+static VOID WINAPI release_cache(PVOID cache) {
+    if (!cache) return;
+    free_boxes((NRT_MemInfo **)cache);
+    free(cache);
+}
+
+static BOOL CALLBACK make_slot(PINIT_ONCE once, PVOID param, PVOID *context) {
+    (void)once; (void)param; (void)context;
+    fls_slot = FlsAlloc(release_cache);
+    return TRUE;
+}
+
+__attribute__((destructor)) static void release_slot(void) {
+    if (fls_slot != FLS_OUT_OF_INDEXES) FlsFree(fls_slot);        /* runs every thread's callback */
+}
+
+/* This thread's cache (NULL when no slot or memory: then nothing is cached). */
+static NRT_MemInfo **thread_cache(void) {
+    InitOnceExecuteOnce(&fls_once, make_slot, NULL, NULL);
+    if (fls_slot == FLS_OUT_OF_INDEXES) return NULL;
+    NRT_MemInfo **cache = (NRT_MemInfo **)FlsGetValue(fls_slot);
+    if (!cache) {
+        cache = (NRT_MemInfo **)calloc(CACHE_SLOTS, sizeof *cache);
+        if (cache && !FlsSetValue(fls_slot, cache)) {
+            free(cache);
+            cache = NULL;
+        }
+    }
+    return cache;
+}
+#else
+extern int __cxa_thread_atexit_impl(void (*dtor)(void *), void *obj, void *dso_symbol) __attribute__((weak));
+extern void *__dso_handle __attribute__((weak));
+static _Thread_local NRT_MemInfo *slots[CACHE_SLOTS];
+static _Thread_local int registered;
+
+static void release_cache(void *cache) { free_boxes((NRT_MemInfo **)cache); }
+
+static NRT_MemInfo **thread_cache(void) {
+    if (!registered) {
+        registered = 1;
+        if (__cxa_thread_atexit_impl) __cxa_thread_atexit_impl(release_cache, slots, &__dso_handle);
+    }
+    return slots;
+}
+#endif
 
 static void custom_dtor(void *ptr, size_t size, void *info) {
     NRT_dtor_function dtor = (NRT_dtor_function)info;
@@ -33,8 +91,8 @@ static void custom_dtor(void *ptr, size_t size, void *info) {
 }
 
 NRT_MemInfo *NRT_MemInfo_alloc_dtor(size_t size, NRT_dtor_function dtor) {
-    NRT_MemInfo *mi = NULL;
-    for (int i = 0; i < CACHE_SLOTS; i++) {
+    NRT_MemInfo *mi = NULL, **cache = thread_cache();
+    for (int i = 0; cache && i < CACHE_SLOTS; i++) {
         if (cache[i] && cache[i]->size == size) {
             mi = cache[i];
             cache[i] = NULL;
@@ -55,8 +113,9 @@ NRT_MemInfo *NRT_MemInfo_alloc_dtor(size_t size, NRT_dtor_function dtor) {
 }
 
 void NRT_MemInfo_call_dtor(NRT_MemInfo *mi) {
+    NRT_MemInfo **cache = thread_cache();
     if (mi->dtor) mi->dtor(mi->data, mi->size, mi->dtor_info);
-    for (int i = 0; i < CACHE_SLOTS; i++) {
+    for (int i = 0; cache && i < CACHE_SLOTS; i++) {
         if (!cache[i]) {
             cache[i] = mi;
             return;

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s exports no %s\n", argv[1], sym);
         return 3;
     }
-    fmu_mb_arrays *a = fmu_mb_arrays_load(argv[2], err, sizeof err);
+    fmu_mb_arrays *a = fmu_mb_arrays_load(argv[2], 0, err, sizeof err);
     if (!a) {
         fprintf(stderr, "%s\n", err);
         return 3;

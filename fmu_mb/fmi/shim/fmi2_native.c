@@ -12,8 +12,9 @@
  *    no effect and answers fmi2Error with a logged message. Errors and warnings always reach the
  *    host's logger; debug messages follow loggingOn / fmi2SetDebugLogging.
  *  - Parameters are checked at fmi2ExitInitializationMode (every offending one named with its range).
- *    The model options select one of the option combinations the FMU carries (resources/variants/
- *    <k>.arrays: compiled Model, fresh Data, start state, output table; fmu_mb.fmi.native_fmu); the Data
+ *    The model options select one of the option combinations the FMU carries (a variant of
+ *    resources/variants.arrays: compiled Model, fresh Data, start state, output table; fmu_mb.fmi.native_fmu,
+ *    fmu_mb.native.arrays: combinations with the same mechanism share a variant); the Data
  *    is loaded per instance, so instances share nothing and may step in parallel threads.
  *  - Programmed-trajectory inputs: segment tables recomputed from slopes the build stored (affine paths)
  *    and checked as Trajectory.validate checks, before initialization and at every step they changed.
@@ -209,7 +210,7 @@ static const char *unit_suffix(const fmu_mb_var *v, char *buf) {
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Option combinations (resources/variants/<k>.arrays)
+ * Option combinations (variant FMU_MB_VARIANT_FILE[k] of resources/variants.arrays)
  */
 static double *f8(fmu_mb_arrays *a, const char *name, int64_t *count, char *err) {
     fmu_mb_record *r = fmu_mb_arrays_find(a, name);
@@ -261,14 +262,14 @@ static void free_run(Run *r) {
 /* Load option combination k: its compiled Model and a fresh Data. */
 static Run *load_run(Instance *s, int k) {
     char path[4096], err[512] = "";
-    snprintf(path, sizeof path, "%svariants/%d.arrays", s->resources, k);
+    snprintf(path, sizeof path, "%svariants.arrays", s->resources);
     Run *r = calloc(1, sizeof *r);
     if (!r) {
         ERROR(s, "out of memory loading %s", path);
         return NULL;
     }
     r->index = k;
-    r->arr = fmu_mb_arrays_load(path, err, sizeof err);
+    r->arr = fmu_mb_arrays_load(path, FMU_MB_VARIANT_FILE[k], err, sizeof err);
     if (!r->arr) {
         ERROR(s, "cannot load the compiled mechanism: %s", err);
         free_run(r);
@@ -829,10 +830,10 @@ static const char *with_separator(char *dir) {
     return dir;
 }
 
-/* A directory holding this FMU's compiled mechanisms (variants/0.arrays). */
+/* A directory holding this FMU's compiled mechanisms (variants.arrays). */
 static int is_our_resources(const char *dir) {
     char probe[4200];
-    snprintf(probe, sizeof probe, "%svariants/0.arrays", dir);
+    snprintf(probe, sizeof probe, "%svariants.arrays", dir);
     FILE *f = fopen(probe, "rb");
     if (!f) return 0;
     fclose(f);
@@ -863,7 +864,7 @@ static char *resources_dir(const char *uri, char *why, size_t wsize) {
     }
     if (ok_dec)
         snprintf(why, wsize, "fmuResourceLocation '%.1024s' is not the resources folder of this FMU ('%.1024s' "
-                 "holds no variants/0.arrays)", uri, decoded);
+                 "holds no variants.arrays)", uri, decoded);
     else
         snprintf(why, wsize, "fmuResourceLocation '%.1024s' cannot be used: %s", uri, reason);
     return NULL;
@@ -953,8 +954,8 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
     reset_values(s);
     /* the first option combination must load: a damaged FMU fails here, not at the first step */
     char path[4096], err[512];
-    snprintf(path, sizeof path, "%svariants/0.arrays", s->resources);
-    fmu_mb_arrays *a = fmu_mb_arrays_load(path, err, sizeof err);
+    snprintf(path, sizeof path, "%svariants.arrays", s->resources);
+    fmu_mb_arrays *a = fmu_mb_arrays_load(path, FMU_MB_VARIANT_FILE[0], err, sizeof err);
     if (!a) {
         ERROR(s, "fmi2Instantiate: cannot load the compiled mechanism (%s); is fmuResourceLocation this FMU's "
               "resources folder?", err);

@@ -37,6 +37,7 @@ extern const int FMU_MB_OPTION_FIXED[];          /* per option: 0 Choice/Flag (a
 extern const int FMU_MB_NVARIANTS;
 extern const double FMU_MB_VARIANT_OPTIONS[];    /* NVARIANTS x NOPTIONS option values */
 extern const char *const FMU_MB_VARIANT_TEXT[];
+extern const int FMU_MB_VARIANT_FILE[];          /* per combination: its variant of resources/variants.arrays */
 extern const int FMU_MB_NMETHODS;
 extern const int FMU_MB_METHOD_KERNEL[];         /* 0 rk4, 1 ros2, 2 ros3 */
 extern const double FMU_MB_METHOD_GAMMA[];
