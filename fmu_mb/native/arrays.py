@@ -100,7 +100,6 @@ def write_variants(path, variants: list, digest: str) -> Path:
     names = _name_order(variants)
     index = {n: i for i, n in enumerate(names)}
     entries, payloads, known = [], [], {}
-    offset = HEADER + NAME_BYTES * len(names)          # payload offsets are fixed up once A is known
     table = np.full((len(variants), len(names)), -1, np.int64)
     for v, records in enumerate(variants):
         for name, value in records:
