@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parent
 #: identity, so editing it changes neither the digest nor the native kernels. native/library.py is
 #: no FMU's code either but stays: it shapes the native kernels, which this digest keys
 TOOLING = ("__main__.py", "cli.py", "demo.py", "scenarios", "interop", "samples.py", "sweep", "fmu_cache.py", "report",
-           "crosscheck.py", "fmi/native_fmu.py", "fmi/native_values.py")
+           "crosscheck.py", "fmi/native_fmu.py", "fmi/native_values.py",
+           "native/trajectory_code.py")
 
 
 def is_tooling(rel) -> bool:

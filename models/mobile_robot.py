@@ -32,7 +32,8 @@ from fmu_mb.model import Body, BodyForce, Joint, Mechanism, Point
 from fmu_mb.model.choices import check_choices
 from fmu_mb.model.constraints import ConstraintSolver, CutJoint, KnifeEdge, RelativeDisplacement
 from fmu_mb.model.options import Choice
-from fmu_mb.trajectories import Param, Trajectory
+from fmu_mb.codes import SegmentKind
+from fmu_mb.trajectories import Param, TableTrajectory
 
 #: LAYOUT — rank Ψ = 4 means the W3 and W4 rows are equal: a common axle; rank C = 20 at every
 #: configuration and the same motion whichever redundant rows are dropped mean the normals of W1,
@@ -77,37 +78,42 @@ def slide_for_angle(theta: float) -> float:
     return ROD - B_ARM * math.sin(theta) - math.sqrt(ROD ** 2 - (B_ARM * (1.0 - math.cos(theta))) ** 2)
 
 
-class Steering(Trajectory):
+def steering_table(v, time, par) -> int:
+    """Segment table of :class:`Steering` from its parameters v = (right, left, t_right, t_left, ramp,
+    hold): per turn a quintic ramp of the slide from 0 to d(θ), a hold, a ramp back (rows 0–3, p̂ in
+    component 0); 1 where the left turn would start before the right one ends."""
+    right, left, t_right, t_left, ramp, hold = v[0], v[1], v[2], v[3], v[4], v[5]
+    if t_left < t_right + 2.0 * ramp + hold:
+        return 1
+    for k in range(2):
+        t0 = t_right if k == 0 else t_left
+        d = slide_for_angle(right if k == 0 else left)
+        time[2 * k, 0], time[2 * k, 1], par[2 * k, 3] = t0, t0 + ramp, d
+        t1 = t0 + ramp + hold
+        time[2 * k + 1, 0], time[2 * k + 1, 1], par[2 * k + 1, 0] = t1, t1 + ramp, d
+    return 0
+
+
+class Steering(TableTrajectory):
     """d(t) of the driving constraint (paper 004 Fig. 2, lost): straight, a right turn (quintic ramp
-    to the steering angle ``right``, hold, ramp back), straight, a left turn, straight."""
+    to the steering angle ``right``, hold, ramp back), straight, a left turn, straight. The slide is
+    d(θ) of :func:`slide_for_angle` (not affine in θ): the table is :func:`steering_table`'s, so the
+    angles are inputs of the native FMU too."""
     PARAMS = {"right": Param("rad", "W1 inclination of the right turn (negative: right)", -1.2, 1.2),
               "left": Param("rad", "W1 inclination of the left turn", -1.2, 1.2),
               "t_right": Param("s", "start of the right turn", 0.0, 1e6),
               "t_left": Param("s", "start of the left turn", 0.0, 1e6),
               "ramp": Param("s", "duration of each steering ramp", 1e-3, 1e3),
               "hold": Param("s", "time at full steering", 0.0, 1e3)}
+    KINDS = (SegmentKind.QUINTIC,) * 4
+    CHECKS = ("the left turn must start after the right turn ends (t_left ≥ t_right + 2·ramp + hold)",)
+    table_function = staticmethod(steering_table)
 
     def __init__(self, right=-math.radians(8.0), left=math.radians(8.0), t_right=1.0, t_left=6.0, ramp=1.0,
                  hold=1.0, name="steering"):
         self.right, self.left, self.t_right, self.t_left, self.ramp, self.hold = right, left, t_right, t_left, \
             ramp, hold
         self.name = name
-
-    def validate(self):
-        super().validate()
-        if self.t_left < self.t_right + 2 * self.ramp + self.hold:
-            raise ValueError(f"trajectory '{self.name}': the left turn must start after the right turn ends "
-                             f"(t_left ≥ t_right + 2·ramp + hold)")
-
-    def segments(self):
-        z = np.zeros(3)
-        out = []
-        for t0, ang in ((self.t_right, self.right), (self.t_left, self.left)):
-            d = np.array([slide_for_angle(ang), 0.0, 0.0])
-            out.append((0, t0, t0 + self.ramp, np.concatenate([z, d])))
-            t1 = t0 + self.ramp + self.hold
-            out.append((0, t1, t1 + self.ramp, np.concatenate([d, z])))
-        return out
 
 
 OPTIONS = {

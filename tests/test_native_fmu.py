@@ -81,12 +81,15 @@ def test_every_option_combination_equals_the_pythonfmu_fmu(extracted, extracted_
 
 
 #: trajectory inputs changed at the start and after 0.3 s (the built-in paths, whose tables are affine in
-#: their parameters; mid-run only what lies ahead changes: a change of the path being followed is a jump
-#: that both kinds refuse alike, tests/test_robustness.py)
+#: their parameters, and the mobile robot's steering, a TableTrajectory whose table is compiled into the
+#: binary; mid-run only what lies ahead changes: a change of the path being followed is a jump that both
+#: kinds refuse alike, tests/test_robustness.py). The first input is then set out of its range.
 TRAJECTORY_CHANGES = {"crane": ({"lift.delta": 0.5, "ellipse.a": 2.9}, {}),
                       "manipulator": ({"rectangle.move_time": 0.8, "rectangle.stop_time": 0.2},
                                       {"rectangle.stop_time": 0.5}),
-                      "rpsup": ({"rectangle.move_time": 1.5}, {"rectangle.stop_time": 0.3})}
+                      "rpsup": ({"rectangle.move_time": 1.5}, {"rectangle.stop_time": 0.3}),
+                      "mobile_robot": ({"steering.ramp": 0.15, "steering.right": -0.35, "steering.t_right": 0.05,
+                                        "steering.hold": 0.05}, {"steering.left": 0.6, "steering.t_left": 2.0})}
 
 
 @pytest.mark.parametrize("model", list(TRAJECTORY_CHANGES))
@@ -104,7 +107,7 @@ def test_trajectory_inputs_change_the_native_fmus_paths_as_the_pythonfmu_fmus(fm
         inst.set(**{k.replace(".", "__"): v for k, v in later.items()})
         b, t = _steps(inst, t, 70, 0.01, names)
         name = next(iter(first))
-        inst.set(**{name.replace(".", "__"): -1.0 if "move_time" not in name else 0.0})
+        inst.set(**{name.replace(".", "__"): -1.0 if name.rsplit(".", 1)[1] not in ("move_time", "ramp") else 0.0})
         with pytest.raises(Exception):
             inst.fmu.doStep(t, 0.01)
         runs[kind] = (np.vstack([a, b]), [m.split(": ", 1)[-1] for m in inst.errors()][-1:])
@@ -292,15 +295,104 @@ def test_fmu_states_round_trip_and_cross_the_two_kinds(fmus, native_fmus, model)
             b.fmu.freeInstance()
 
 
-def test_native_refusals_name_what_is_fixed_at_build_time(native_fmus):
-    """What stays Python (a trajectory class with its own checks) is refused with a message saying so,
-    and the instance then starts with its built values."""
-    robot = _instance(native_fmus["mobile_robot"].path, "steering")
+def test_a_table_trajectorys_own_check_refuses_as_in_the_pythonfmu_fmu(fmus, native_fmus):
+    """The steering's check (the left turn after the right one: a return code of its compiled table
+    function) refuses a change before initialization and mid-run with the Python FMU's words; the values
+    in force stay and the run goes on as if nothing had been set."""
+    names = _outputs(read_model_description(str(fmus["mobile_robot"].path)))
+    said, runs = {}, {}
+    for kind, built in (("python", fmus), ("native", native_fmus)):
+        inst = _instance(built["mobile_robot"].path, kind)
+        inst.fmu.setupExperiment(startTime=0.0)
+        inst.fmu.enterInitializationMode()
+        inst.set(steering__t_left=1.5)                     # < t_right + 2 ramp + hold = 4 s
+        with pytest.raises(Exception):
+            inst.fmu.exitInitializationMode()
+        inst.set(steering__t_left=6.0)
+        inst.fmu.exitInitializationMode()
+        a, t = _steps(inst, 0.0, 20, 0.01, names)
+        inst.set(steering__hold=5.5)                       # the left turn at 6 s would start inside the hold
+        with pytest.raises(Exception):
+            inst.fmu.doStep(t, 0.01)
+        assert inst.get("steering.hold") == [1.0]
+        b, _ = _steps(inst, t, 20, 0.01, names)
+        said[kind] = [m.split(": ", 1)[-1] for m in inst.errors()]
+        runs[kind] = np.vstack([a, b])
+        inst.fmu.freeInstance()
+    assert len(said["python"]) == 2 and said["python"] == said["native"], said
+    assert "the left turn must start after the right turn ends" in said["native"][1]
+    assert np.array_equal(runs["python"], runs["native"])
+
+
+MOBILE_ROBOT_WITH = """
+import numpy as np
+from fmu_mb import registry
+from fmu_mb.trajectories import Param, Trajectory
+
+robot = registry.load("mobile_robot")
+OPTIONS, FMU = robot.OPTIONS, robot.FMU
+
+
+def allocating_table(v, time, par):
+    d = np.zeros(1)                     # an allocation: numba's runtime, which a native FMU does not have
+    d[0] = v[0]
+    time[0, 0], time[0, 1], par[0, 3] = 1.0, 2.0, d[0]
+    return 1 if d[0] == 0.005 else 0    # a check: the slopes of an affine table would not make it
+
+
+class Allocating(robot.Steering):
+    PARAMS = {"slide": Param("m", "slide", -0.01, 0.01)}
+    KINDS = (0,)
+    CHECKS = ("not 5 mm",)
+    table_function = staticmethod(allocating_table)
+
+    def __init__(self):
+        self.slide, self.name = 0.002, "steering"
+
+
+class Checked(Trajectory):            # a Python check of its own: not the C layer's
+    PARAMS = {"slide": Param("m", "slide", -0.01, 0.01)}
+
+    def __init__(self):
+        self.slide, self.name = 0.002, "steering"
+
+    def validate(self):
+        super().validate()
+        if self.slide == 0.005:
+            raise ValueError("not 5 mm")
+
+    def segments(self):
+        return [(0, 1.0, 2.0, np.array([0.0, 0.0, 0.0, self.slide, 0.0, 0.0]))]
+
+
+def build(**options):
+    mech = robot.build(**options)
+    for c in mech.constraints:
+        if getattr(c, "trajectory", None) is not None:
+            c.trajectory = {TRAJECTORY}()
+    return mech
+"""
+
+
+@pytest.mark.parametrize("trajectory", ["Allocating", "Checked"])
+def test_trajectory_inputs_that_stay_python_are_refused_by_name(tmp_path, trajectory):
+    """A trajectory whose table the native FMU cannot compute (a TableTrajectory whose function allocates;
+    a Trajectory with a Python check of its own) keeps its built values: the build says so for the first,
+    setting the input is refused with a message saying why, and the instance runs with the built path."""
+    from fmu_mb.fmi.native_fmu import build_native_fmu
+    path = tmp_path / f"robot_{trajectory.lower()}.py"
+    path.write_text(MOBILE_ROBOT_WITH.replace("{TRAJECTORY}", trajectory))
+    said = []
+    built = build_native_fmu(str(path), tmp_path / "out", targets=["linux64"], log=said.append)
+    if trajectory == "Allocating":
+        assert any("steering' stay at their built values" in m and "NRT_MemInfo_alloc" in m for m in said), said
+    robot = _instance(built.path, "steering")
     robot.fmu.setupExperiment(startTime=0.0)
     robot.fmu.enterInitializationMode()
     with pytest.raises(Exception):
-        robot.set(**{"steering__right": -0.2})
+        robot.set(steering__slide=0.004)
     assert any("follows the programmed trajectories it was built with" in m for m in robot.errors())
+    assert robot.get("steering.slide") == [0.002]
     robot.fmu.exitInitializationMode()
     robot.fmu.doStep(0.0, 0.01)
     assert np.all(np.isfinite(robot.get(*_outputs(robot.md))))
@@ -472,7 +564,8 @@ def _host_args(model, folder, target, n, dt, out, start):
     res = (Path(folder) / "resources").as_uri() if target == "linux64" else \
         "file:///Z:" + str(Path(folder) / "resources")
     args = [str(binary), res, md.guid, str(n), repr(dt), str(out), ",".join(str(vr[x]) for x in names)]
-    args += [f"{vr[k]}={v!r}" for k, v in start.items()]
+    kind = {v.name: v.type for v in md.modelVariables}
+    args += [f"{vr[k]}{'' if kind[k] == 'Real' else ':i'}={v!r}" for k, v in start.items()]
     return args, names
 
 
@@ -492,25 +585,40 @@ def test_a_plain_c_host_runs_the_native_fmu_without_any_environment(native_fmus,
     assert np.array_equal(got, want), np.max(np.abs(got - want))
 
 
-@pytest.mark.parametrize("model", ["five_axis", "three_loop", "crane"])
-def test_the_win64_fmu_runs_under_wine(native_fmus, tmp_path, wine_prefix, model):
+#: win64 runs: each model at its drives, and away from the defaults: Count and Choice options set through
+#: fmi2SetInteger (another compiled mechanism of variants.arrays), a compiled trajectory table (the steering)
+WINE_RUNS = [("five_axis", {}), ("three_loop", {}), ("crane", {}),
+             ("crane", {"model.link": 1, "model.n_div": 7, "model.friction": 2}),
+             ("manipulator", {"model.link": 1, "model.n_div": 12}),
+             ("mobile_robot", {"steering.right": -0.3, "steering.t_right": 0.1, "steering.ramp": 0.2})]
+
+
+@pytest.mark.parametrize("model,options", WINE_RUNS)
+def test_the_win64_fmu_runs_under_wine(native_fmus, tmp_path, wine_prefix, model, options):
     """The same host built with mingw-w64 loads binaries/win64/<model>.dll under wine 8 and steps it
     50 times: the outputs equal the Linux FMU's within 1e-11 relative (to max(1, |value|)). The machine
     code is the same, the C library is not: msvcrt's exp/sin/cos round differently from glibc's in the
     last bit (states: ~1e-20, tests/test_native_library.py). Measured: five_axis 3.1e-15 (joint4.M[3]),
     three_loop 1.8e-14 (joint1.F[2]), crane 2.2e-12 (column.M[2]: the column's reaction moment balances the
-    flexible base's 1e7 N/m supports, whose forces are large differences of small deflections)."""
+    flexible base's 1e7 N/m supports, whose forces are large differences of small deflections).
+    Not here: the manipulator at full detail (flexible base and link, LuGre in every joint), where the
+    last-bit differences grow through the stiff bristle and support modes: step 1 bitwise, after 0.5 s
+    q 2.9e-13, qd 1.4e-10, psi12.F[2] 6.9e-9 relative at n_div 12 (1.4e-10 at n_div 5); the same
+    combination on Linux is bitwise the pythonfmu FMU's (test_every_count_value_runs_as_in_the_pythonfmu_fmu)."""
     if not (MINGW and WINE):
         pytest.skip(MISSING)
     folder = extract(str(native_fmus[model].path), str(tmp_path / model))
     host = _compile(MINGW, HERE / "c_host" / "fmu_host.c", tmp_path / "fmu_host.exe", ["-static-libgcc"])
-    start = {k: v for k, v in DRIVES.get(model, {}).items()}
+    start = {**DRIVES.get(model, {}), **options}
     args, names = _host_args(model, folder, "win64", 50, 0.01, tmp_path / "out.bin", start)
     run = run_wine(wine_prefix, [host, *args])
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     got = np.fromfile(tmp_path / "out.bin").reshape(50, len(names))
     ref, _ = _run(native_fmus[model].path, start, 0.5)
     want = np.array([[row[n] for n in names] for row in ref[1:]])
+    if options:                                     # the options move the mechanism: a dropped one would show
+        plain, _ = _run(native_fmus[model].path, DRIVES.get(model, {}), 0.5)
+        assert not np.array_equal(want, np.array([[row[n] for n in names] for row in plain[1:]]))
     scale = np.maximum(1.0, np.abs(want))
     rel = np.max(np.abs(got - want) / scale, axis=0)
     k = int(np.argmax(rel))
@@ -586,3 +694,39 @@ def test_value_slopes_accept_affine_and_bilinear_arrays_only():
                  lambda a, b, c: {"model.m": np.array([1.0]), "model.n2": np.array([int(a)], np.int64)}):
         bad = model(form)
         assert value_slopes(["a", "b", "c"], module, {}, bad({}), bad) is None
+
+
+def _python_only_table(v, time, par):
+    return len(repr(object()))                  # a Python object numba cannot type
+
+
+def _allocating_table(v, time, par):
+    return int(np.zeros(3).sum())               # numba's runtime allocator
+
+
+def test_table_functions_that_need_more_than_libm_are_refused_at_build_time(tmp_path):
+    """fmu_mb.native.trajectory_code compiles a TableTrajectory's function for the binary only when its
+    machine code calls nothing but libm: an allocation or a Python object is named in the refusal (the
+    build then logs it and keeps the inputs fixed), the guide's example compiles."""
+    import math
+    from fmu_mb.codes import SegmentKind
+    from fmu_mb.native.trajectory_code import table_ir, table_object
+    from fmu_mb.trajectories import Param, TableTrajectory
+
+    def table_class(fn):
+        return type("T", (TableTrajectory,), {"PARAMS": {"a": Param("m", "a")}, "KINDS": (SegmentKind.QUINTIC,),
+                                              "table_function": staticmethod(fn)})
+
+    def fine(v, time, par):
+        time[0, 1] = 1.0 + math.cos(v[0])
+        return 0
+    with pytest.raises(ValueError, match="does not compile with numba"):
+        table_ir(table_class(_python_only_table), 0)
+    with pytest.raises(ValueError, match="calls NRT_MemInfo_alloc"):
+        table_ir(table_class(_allocating_table), 0)
+    obj = tmp_path / "table.o"
+    obj.write_bytes(table_object([table_ir(table_class(fine), 3)], "linux64"))
+    symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout.split("\n")
+    undefined = {line.split()[-1] for line in symbols if line.strip().startswith("U ")}
+    assert any(line.endswith(" T fmu_mb_table_3") for line in symbols)
+    assert undefined <= {"cos", "NRT_MemInfo_call_dtor"}, undefined          # libm, and runtime.c's release

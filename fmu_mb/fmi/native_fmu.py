@@ -25,7 +25,9 @@ the values), the Value options the compiled arrays do not follow linearly (the b
 ``options``: one or several per option, a compiled mechanism per combination; the linear ones take any
 value at run time, fmi.native_values), inputs of trajectory classes with their own checks or
 with segment tables that are not affine in their parameters (:func:`trajectory_jacobians`; the
-built-in paths are affine: their inputs work).
+built-in paths are affine: their inputs work) unless the class computes its table in a function
+numba compiles (fmu_mb.trajectories.TableTrajectory: fmu_mb.native.trajectory_code links it into the
+binary, the mobile robot's steering is one).
 """
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ from ..model.compile import compile_mechanism
 from ..model.compiled import state_vector
 from ..native import arrays, field_schema
 from ..native.library import RUNTIME_C, TARGETS, cached
+from ..native.trajectory_code import C_PARAMS, TableSet, table_object
 from ..outputs import spec_table
 from ..sources import this_core_digest
 
@@ -131,19 +134,32 @@ def trajectory_jacobians(traj, rng) -> dict | None:
     return jac
 
 
-def _trajectory_records(itf, cm) -> list:
+def _trajectory_records(itf, cm, tables: TableSet) -> list:
     """Per trajectory input (interface order): its trajectory's index in the Model (-1: absent in this
-    option combination, -2: fixed, see trajectory_jacobians), its value in the Model's tables, and the
-    slopes of the whole segment table in it."""
+    option combination, -2: fixed), its value in the Model's tables, the slopes of the whole segment
+    table in it (trajectory_jacobians) and its position in its trajectory's parameter vector; per
+    trajectory its compiled table function (``tables``; -1: none, the slopes apply). A trajectory
+    with a table function (TableTrajectory) has zero slopes; one with neither is fixed."""
     tin = [v for v in itf.vars if v.source[0] == "traj"]
     nseg, width = cm.model.seg_time.shape[0], cm.model.seg_par.shape[1]
-    index = np.full(len(tin), -1, np.int64)
+    index, slot = np.full(len(tin), -1, np.int64), np.zeros(len(tin), np.int64)
+    table = np.full(len(cm.trajectories), -1, np.int64)
     p0 = np.zeros(len(tin))
     jt, jp = np.zeros((len(tin), max(nseg, 1), 2)), np.zeros((len(tin), max(nseg, 1), width))
     rng = np.random.default_rng(13)
     jacs = {}
+    inputs_of = {}
+    for v in tin:
+        inputs_of.setdefault(v.source[1], set()).add(v.source[2])
     for k, traj in enumerate(cm.trajectories):
-        jacs[traj.name] = (k, trajectory_jacobians(traj, rng), traj)
+        t = tables.id_of(traj)
+        if t is not None and inputs_of.get(traj.name) == set(traj.PARAMS):
+            table[k] = t
+            jacs[traj.name] = (k, "table", traj)
+        elif getattr(traj, "CHECKS", ()):        # a table function with checks the slopes would skip
+            jacs[traj.name] = (k, None, traj)
+        else:
+            jacs[traj.name] = (k, trajectory_jacobians(traj, rng), traj)
     for j, v in enumerate(tin):
         tname, pname = v.source[1], v.source[2]
         if tname not in jacs:
@@ -152,11 +168,15 @@ def _trajectory_records(itf, cm) -> list:
         if jac is None:
             index[j] = -2
             continue
-        f, n = int(cm.model.traj_first[k]), int(cm.model.traj_count[k])
         index[j] = k
         p0[j] = float(getattr(traj, pname))
+        if jac == "table":
+            slot[j] = list(traj.PARAMS).index(pname)
+            continue
+        f, n = int(cm.model.traj_first[k]), int(cm.model.traj_count[k])
         jt[j, f:f + n], jp[j, f:f + n] = jac[pname]
-    return [("fmu.traj_index", index), ("fmu.traj_p0", p0), ("fmu.traj_jt", jt), ("fmu.traj_jp", jp)]
+    return [("fmu.traj_index", index), ("fmu.traj_p0", p0), ("fmu.traj_jt", jt), ("fmu.traj_jp", jp),
+            ("fmu.traj_table", table), ("fmu.traj_slot", slot)]
 
 
 def _defaults(itf) -> dict:
@@ -174,10 +194,11 @@ def mechanism_key(mech) -> bytes | None:
         return None
 
 
-def variant_records(module, itf, variant: dict, mech=None) -> tuple[list, dict]:
+def variant_records(module, itf, variant: dict, mech=None, tables: TableSet | None = None) -> tuple[list, dict]:
     """(arrays-file records, facts for the model table) of one option combination (its mechanism
     ``mech`` if built already) at the interface's default parameter values; the order of operations
-    is MechanismSlave._build's. The records are a function of the mechanism alone."""
+    is MechanismSlave._build's. The records are a function of the mechanism alone (and of ``tables``,
+    the FMU's compiled trajectory tables, numbering the classes they meet)."""
     from ..simulator import Simulator
     from ..statics import START_MAXIT, START_TOL, start_problem
     defaults = _defaults(itf)
@@ -228,7 +249,7 @@ def variant_records(module, itf, variant: dict, mech=None) -> tuple[list, dict]:
         ("fmu.assemble_mask", mask),
         ("fmu.flags", np.array([int(bool(ms.assemble) and m.nc > 0), int(bool(np.any(m.con_rel))),
                                 int(problem.relative), int(m.nc > 0)], np.int64)),
-    ] + _trajectory_records(itf, cm)
+    ] + _trajectory_records(itf, cm, TableSet() if tables is None else tables)
     facts = {"constraints": {c.name: c for c in cm.constraints}, "cm": cm,
              "traj_index": dict(records)["fmu.traj_index"]}
     return records, facts
@@ -259,12 +280,13 @@ def _num(x) -> str:
 
 
 def model_table_source(itf, guid: str, variant_rows: list, violation_info: dict, options_text: list,
-                       fixed_options: list, fixed_inputs: set = frozenset(), arrays_variant=None) -> str:
+                       fixed_options: list, fixed_inputs: set = frozenset(), arrays_variant=None,
+                       table_classes=()) -> str:
     """C source of the model table (shim/fmi2_native.h's declarations) for one FMU. ``fixed_options``: per
     option parameter 0 for a Choice/Flag (every value carried), 1 for a Count/Value built at one value,
     2 for one built at several (the values in the variant rows), 3 for a Value taken at any value (slope
     records, fmi.native_values). ``arrays_variant``: per row its variant of resources/variants.arrays
-    (default: its own)."""
+    (default: its own). ``table_classes``: the TableTrajectory classes of the compiled table functions."""
     lines = ["/* generated by fmu_mb.fmi.native_fmu from the FMU's interface table: do not edit */",
              "#include <math.h>", "#include \"fmi2_native.h\"", "",
              f"const char FMU_MB_MODEL_ID[] = {c_string(itf.model)};",
@@ -320,7 +342,27 @@ def model_table_source(itf, guid: str, variant_rows: list, violation_info: dict,
     lines.append(f"const int FMU_MB_SLOT[] = {{{SolverOption.ALPHA}, {SolverOption.BETA}, {SolverOption.PROJECTION},"
                  f" {SolverOption.ROS2_GAMMA}, {SolverStat.PIVOT_RATIO_CHOSEN}, {SolverStat.PIVOT_RATIO},"
                  f" {SolverStat.RANK}, {SolverStat.PROJECTION_RESIDUAL}, {SolverOption.PROJECTION_TOL}}};")
+    lines += table_source(table_classes)
     return "\n".join(lines) + "\n"
+
+
+def table_source(classes) -> list:
+    """C lines of the model table declaring the compiled table functions of ``classes`` (in order) and
+    their check messages (shim/fmi2_native.h: FMU_MB_TABLE_*), fmu_mb.native.trajectory_code."""
+    lines = [f"extern int32_t fmu_mb_table_{i}(int64_t *code, void **exc, {C_PARAMS});" for i in range(len(classes))]
+    lines.append(f"const int FMU_MB_NTABLES = {len(classes)};")
+    lines.append("const fmu_mb_table_fn FMU_MB_TABLE_FN[] = {"
+                 + (", ".join(f"fmu_mb_table_{i}" for i in range(len(classes))) or "NULL") + "};")
+    lines.append("const int FMU_MB_TABLE_NPARAMS[] = {"
+                 + (", ".join(str(len(c.PARAMS)) for c in classes) or "0") + "};")
+    lines.append("const int FMU_MB_TABLE_NCHECKS[] = {"
+                 + (", ".join(str(len(c.CHECKS)) for c in classes) or "0") + "};")
+    for i, c in enumerate(classes):
+        lines.append(f"static const char *const table_checks_{i}[] = {{"
+                     + (", ".join(c_string(m) for m in c.CHECKS) or "NULL") + "};")
+    lines.append("const char *const *const FMU_MB_TABLE_CHECKS[] = {"
+                 + (", ".join(f"table_checks_{i}" for i in range(len(classes))) or "NULL") + "};")
+    return lines
 
 
 def _violation_text(name: str, facts_list) -> str | None:
@@ -339,15 +381,16 @@ def _violation_text(name: str, facts_list) -> str | None:
 
 
 # ----------------------------------------------------------------------------- linking
-def link(target: str, kernels: Path, table_c: Path, dest: Path) -> Path:
-    """Compile the FMI layer and the model table and link them with the kernel objects into ``dest``."""
+def link(target: str, kernels: Path, table_c: Path, dest: Path, extra_objects=()) -> Path:
+    """Compile the FMI layer and the model table and link them with the kernel objects (and
+    ``extra_objects``: the FMU's compiled trajectory tables) into ``dest``."""
     triple, cc, _ = TARGETS[target]
     if shutil.which(cc) is None:
         raise RuntimeError(f"the {target} binary needs the C compiler {cc} (Debian: "
                            f"{'build-essential' if target == 'linux64' else 'gcc-mingw-w64-x86-64'})")
     cmd = [cc, "-shared", "-O2", "-std=c99", "-Wall", "-Werror", "-o", str(dest), str(LAYER_C), str(table_c),
            str(ARRAYS_C), str(kernels / "fmu_mb_kernels.o"), str(kernels / "fmu_mb_kernels_shim.c"),
-           str(RUNTIME_C), "-I", str(SHIM), "-I", str(NATIVE), "-I", str(kernels)]
+           str(RUNTIME_C), *map(str, extra_objects), "-I", str(SHIM), "-I", str(NATIVE), "-I", str(kernels)]
     if target == "linux64":
         vs = dest.with_suffix(".map")
         vs.write_text("{ global: fmi2*; local: *; };\n")
@@ -465,7 +508,7 @@ def carried_variants(module) -> list:
     return out
 
 
-def _run_time_values(module, itf, variants, all_records, keys, log) -> list:
+def _run_time_values(module, itf, variants, all_records, keys, tables, log) -> list:
     """The Value options this FMU takes at any value (fmi.native_values): their slope records appended
     to every combination's records (in place), their names returned; [] when some combination's arrays
     do not follow them linearly. ``keys``: the mechanism key of each combination (a build with moved
@@ -485,7 +528,7 @@ def _run_time_values(module, itf, variants, all_records, keys, log) -> list:
             mech = module.build(**moved)
             if key is not None and mechanism_key(mech) == key:
                 return base
-            return dict(variant_records(module, itf, moved, mech)[0])
+            return dict(variant_records(module, itf, moved, mech, tables)[0])
         if n and n % 200 == 0:
             log(f"  linearity of {', '.join(names)}: {n}/{len(variants)} mechanisms "
                 f"({time.perf_counter() - started:.0f} s)")
@@ -565,12 +608,13 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
             texts.append(", ".join(f"model.{n} = {v}" for n, v in variant.items()) or "the defaults")
         if len(variants) > 100:
             log(f"{model}: {len(variants)} option combinations, {len(unique)} distinct mechanisms")
-        all_records, facts_list = [], []
+        all_records, facts_list, tables = [], [], TableSet(log)
         for variant, mech, _ in unique:
-            records, facts = variant_records(module, itf, variant, mech)
+            records, facts = variant_records(module, itf, variant, mech, tables)
             all_records.append(records)
             facts_list.append(facts)
-        run_time = _run_time_values(module, itf, [u[0] for u in unique], all_records, [u[2] for u in unique], log)
+        run_time = _run_time_values(module, itf, [u[0] for u in unique], all_records, [u[2] for u in unique],
+                                    tables, log)
         pack = arrays.write_variants(tmp / "variants.arrays", all_records, digest)
         violation = {v.source[1]: _violation_text(v.source[1], facts_list) for v in itf.vars
                      if v.source[0] in ("con_violation", "con_violation_angle")}
@@ -582,11 +626,16 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
                  else 3 if v.source[1] in run_time else 1 for v in itf.vars if v.source[0] == "option"]
         tin = [v.name for v in itf.vars if v.source[0] == "traj"]
         fixed_inputs = {tin[j] for facts in facts_list for j in np.flatnonzero(facts["traj_index"] == -2)}
-        table.write_text(model_table_source(itf, guid, rows, violation, texts, fixed, fixed_inputs, file_of))
+        table.write_text(model_table_source(itf, guid, rows, violation, texts, fixed, fixed_inputs, file_of,
+                                            tables.classes))
         binaries = {}
         for target in targets:
             ext = TARGETS[target][2].rsplit(".", 1)[1]
-            binaries[target] = link(target, objects[target], table, tmp / f"{model}.{ext}")
+            extra = []
+            if tables.irs:
+                extra.append(tmp / f"trajectory_tables_{target}.o")
+                extra[-1].write_bytes(table_object(tables.irs, target))
+            binaries[target] = link(target, objects[target], table, tmp / f"{model}.{ext}", extra)
         description = (module.__doc__ or model).strip().splitlines()[0]
         xml = model_description(itf, description=description, version=VERSION, tool=f"fmu_mb {VERSION} (native)",
                                 stop_time=meta.get("stop_time", 10.0), comm_step=meta.get("step_size", 1e-3),

@@ -100,6 +100,43 @@ class Trajectory:
         return kind, time, par
 
 
+class TableTrajectory(Trajectory):
+    """A trajectory whose segment table is computed by a function of its parameters: for paths whose
+    table is not affine in them (an angle entering through a square root, a check between fields).
+
+    Subclasses declare ``PARAMS`` (the values, in this order, reach the function as ``v``), ``KINDS``
+    (the segment kinds, one per row: the number of segments never changes), ``CHECKS`` (messages of
+    the codes 1, 2, … the function returns when the values are inconsistent) and
+
+        table_function(v, time, par) -> int   (a staticmethod)
+
+    writing the rows of ``time`` (n, 2) and ``par`` (n, SEGMENT_WIDTH), both zeroed before the call,
+    and returning 0 or a check code. It must compile with numba in nopython mode without allocating
+    (scalars, ``math``, indexing; helper functions of its module are compiled with it): Python runs
+    it as it is, a native FMU carries it as machine code (fmu_mb.native.trajectory_code), so its
+    inputs change the path in both kinds of FMU."""
+
+    KINDS: tuple = ()
+    CHECKS: tuple = ()
+
+    @staticmethod
+    def table_function(v, time, par) -> int:
+        raise NotImplementedError
+
+    def values(self) -> np.ndarray:
+        """The parameters in ``PARAMS`` order: the function's ``v``."""
+        return np.array([float(getattr(self, k)) for k in self.PARAMS])
+
+    def segments(self):
+        n = len(self.KINDS)
+        time, par = np.zeros((n, 2)), np.zeros((n, SEGMENT_WIDTH))
+        code = int(type(self).table_function(self.values(), time, par))
+        if code:
+            why = self.CHECKS[code - 1] if 0 < code <= len(self.CHECKS) else f"check {code} failed"
+            raise ValueError(f"trajectory '{self.name}': {why}")
+        return [(int(k), float(time[i, 0]), float(time[i, 1]), par[i].copy()) for i, k in enumerate(self.KINDS)]
+
+
 @dataclass
 class Hold(Trajectory):
     """A constant value (default: hold the value found at the start, see ``relative``

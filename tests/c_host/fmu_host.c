@@ -1,10 +1,11 @@
 /* A plain C FMI 2.0 co-simulation host for fmu_mb's native FMUs: no Python, no environment.
- * Usage: fmu_host BINARY RESOURCES_URI GUID N DT OUT VRS [VR=VALUE ...]
+ * Usage: fmu_host BINARY RESOURCES_URI GUID N DT OUT VRS [VR=VALUE | VR:i=VALUE ...]
  *   BINARY  binaries/linux64/<id>.so or binaries/win64/<id>.dll of an extracted FMU
  *   N, DT   number and size of communication steps from t = 0 (at t_k = k DT, as FMPy steps)
  *   OUT     file receiving, after each step, the Real values of VRS (raw float64)
  *   VRS     comma-separated value references of Real variables to record
  *   VR=V    Real values set before fmi2ExitInitializationMode (parameters, inputs)
+ *   VR:i=V  Integer (and Enumeration) values set there, fmi2SetInteger
  * Exit status 0 on success, the failing call's name on stderr otherwise. Built for Linux (cc)
  * and Windows (mingw-w64, run under wine). */
 #include <stdarg.h>
@@ -29,6 +30,7 @@ typedef fmi2Component (*instantiate_t)(const char *, int, const char *, const ch
 typedef fmi2Status (*setup_t)(fmi2Component, int, double, double, int, double);
 typedef fmi2Status (*call_t)(fmi2Component);
 typedef fmi2Status (*real_t)(fmi2Component, const fmi2ValueReference *, size_t, double *);
+typedef fmi2Status (*integer_t)(fmi2Component, const fmi2ValueReference *, size_t, const int *);
 typedef fmi2Status (*step_t)(fmi2Component, double, double, int);
 typedef void (*free_t)(fmi2Component);
 
@@ -62,6 +64,7 @@ int main(int argc, char **argv) {
                                                                                             "fmi2ExitInitializationMode");
     call_t terminate = (call_t)need(lib, "fmi2Terminate");
     real_t set_real = (real_t)need(lib, "fmi2SetReal"), get_real = (real_t)need(lib, "fmi2GetReal");
+    integer_t set_integer = (integer_t)need(lib, "fmi2SetInteger");
     step_t do_step = (step_t)need(lib, "fmi2DoStep");
     free_t free_instance = (free_t)need(lib, "fmi2FreeInstance");
     callbacks_t cb = {logger, calloc, free, NULL, NULL};
@@ -76,12 +79,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "setup / enter initialization failed\n");
         return 4;
     }
-    for (int i = 8; i < argc; ++i) {
-        fmi2ValueReference vr = (fmi2ValueReference)strtoul(argv[i], NULL, 10);
+    for (int i = 8; i < argc; ++i) {            /* VR=VALUE: fmi2SetReal; VR:i=VALUE: fmi2SetInteger */
+        char *end;
+        fmi2ValueReference vr = (fmi2ValueReference)strtoul(argv[i], &end, 10);
         const char *eq = strchr(argv[i], '=');
         double v = eq ? atof(eq + 1) : 0.0;
-        if (set_real(c, &vr, 1, (double *)&v) > 1) {
-            fprintf(stderr, "fmi2SetReal %s failed\n", argv[i]);
+        int k = (int)v, integer = end[0] == ':' && end[1] == 'i';
+        if (integer ? set_integer(c, &vr, 1, &k) > 1 : set_real(c, &vr, 1, (double *)&v) > 1) {
+            fprintf(stderr, "fmi2Set%s %s failed\n", integer ? "Integer" : "Real", argv[i]);
             return 4;
         }
     }

@@ -87,9 +87,11 @@ typedef struct {
     int64_t *cp_rows, *cp_cols, *cp_rank, *cp_valid, *cp_count, *fric_fail, *fric_iters, *lin_redo;
     int64_t n_start, n_drive, n_force, n_groups, n_free, n_rows, n_zero;
     int64_t *static_free, *static_rows, *static_zero;
-    /* trajectory inputs (fmu_mb.fmi.native_fmu.trajectory_jacobians): tables = base + slopes * (value - p0) */
+    /* trajectory inputs (fmu_mb.fmi.native_fmu.trajectory_jacobians): tables = base + slopes * (value - p0),
+     * or, for a trajectory k with traj_table[k] >= 0, FMU_MB_TABLE_FN[traj_table[k]] of its inputs (each input
+     * j at position traj_slot[j] of the function's parameter vector) */
     int64_t n_tin, nseg, width, ntraj;
-    int64_t *traj_index, *traj_first, *traj_count, *seg_kind;
+    int64_t *traj_index, *traj_first, *traj_count, *seg_kind, *traj_table, *traj_slot;
     double *traj_p0, *traj_jt, *traj_jp, *seg_time, *seg_par, *traj_time, *traj_par, *tt, *tp;
     /* run buffers (allocated once per load) */
     double *x, *tau, *xdot, *x_cp, *out_cp, *rec_cp;
@@ -323,6 +325,9 @@ static Run *load_run(Instance *s, int k) {
     r->traj_jp = f8(a, "fmu.traj_jp", NULL, err);
     r->traj_first = i8(a, "model.traj_first", &r->ntraj, err);
     r->traj_count = i8(a, "model.traj_count", NULL, err);
+    int64_t n_table = 0, n_slot = 0;
+    r->traj_table = i8(a, "fmu.traj_table", &n_table, err);
+    r->traj_slot = i8(a, "fmu.traj_slot", &n_slot, err);
     r->seg_kind = i8(a, "model.seg_kind", &r->nseg, err);
     r->seg_time = f8(a, "model.seg_time", NULL, err);
     r->seg_par = f8(a, "model.seg_par", &r->width, err);
@@ -331,6 +336,20 @@ static Run *load_run(Instance *s, int k) {
     if (!err[0] && (n != r->nx || r->nout != s->n_outputs)) snprintf(err, sizeof err, "sizes do not match the model "
                                                                      "table (nx %lld, outputs %lld)", (long long)n,
                                                                      (long long)r->nout);
+    if (!err[0] && (n_table != r->ntraj || n_slot != r->n_tin))
+        snprintf(err, sizeof err, "trajectory records of %lld/%lld entries (expected %lld/%lld)", (long long)n_table,
+                 (long long)n_slot, (long long)r->ntraj, (long long)r->n_tin);
+    for (int64_t k = 0; k < r->ntraj && !err[0]; ++k)
+        if (r->traj_table[k] < -1 || r->traj_table[k] >= FMU_MB_NTABLES)
+            snprintf(err, sizeof err, "trajectory %lld has table function %lld (this binary has %d)", (long long)k,
+                     (long long)r->traj_table[k], FMU_MB_NTABLES);
+    for (int64_t j = 0; j < r->n_tin && !err[0]; ++j) {
+        int64_t k = r->traj_index[j];
+        if (k >= r->ntraj || (k >= 0 && r->traj_table[k] >= 0 &&
+                              (r->traj_slot[j] < 0 || r->traj_slot[j] >= FMU_MB_TABLE_NPARAMS[r->traj_table[k]])))
+            snprintf(err, sizeof err, "trajectory input %lld: trajectory %lld, slot %lld out of range", (long long)j,
+                     (long long)k, (long long)r->traj_slot[j]);
+    }
     if (err[0]) {
         ERROR(s, "the compiled mechanism %s is damaged: %s", path, err);
         free_run(r);
@@ -425,6 +444,49 @@ static void keep_trajectory_inputs(Instance *s) {
     }
 }
 
+/* The name of trajectory k: its inputs' names up to the last dot. */
+static const char *trajectory_name(Instance *s, Run *r, int64_t k, char *buf, size_t len) {
+    snprintf(buf, len, "%lld", (long long)k);
+    for (int i = 0; i < FMU_MB_NVARS; ++i) {
+        const fmu_mb_var *v = &FMU_MB_VARS[i];
+        const char *dot = strrchr(v->name, '.');
+        if (v->role == R_TRAJ && v->aux < r->n_tin && r->traj_index[v->aux] == k && dot) {
+            snprintf(buf, len, "%.*s", (int)(dot - v->name), v->name);
+            break;
+        }
+    }
+    (void)s;
+    return buf;
+}
+
+/* Rows of trajectory k from its compiled table function (TableTrajectory.segments): the function's
+ * parameter vector from the trajectory's inputs, its rows zeroed and rewritten in r->tt / r->tp. 0 with
+ * the reason in why (the trajectory's check message, as Python words it) when the function refuses. */
+static int table_rows(Instance *s, Run *r, int64_t k, char *why, size_t len) {
+    int t = (int)r->traj_table[k], nv = FMU_MB_TABLE_NPARAMS[t];
+    double v[64] = {0};
+    for (int m = 0; m < s->n_inputs; ++m) {
+        const fmu_mb_var *var = &FMU_MB_VARS[s->inputs[m]];
+        if (var->role == R_TRAJ && var->aux < r->n_tin && r->traj_index[var->aux] == k)
+            v[r->traj_slot[var->aux]] = s->values[s->inputs[m]];
+    }
+    int64_t f = r->traj_first[k], n = r->traj_count[k], code = 0;
+    memset(r->tt + 2 * f, 0, (size_t)(2 * n) * 8);
+    memset(r->tp + r->width * f, 0, (size_t)(r->width * n) * 8);
+    void *exc = NULL;
+    int32_t st = FMU_MB_TABLE_FN[t](&code, &exc, v, nv, r->tt + 2 * f, r->tp + r->width * f, n, r->width);
+    if (st == 0 && code == 0) return 1;
+    char name[200];
+    trajectory_name(s, r, k, name, sizeof name);
+    if (st != 0)
+        snprintf(why, len, "trajectory '%s': its table function failed (numba status %d)", name, (int)st);
+    else if (code > 0 && code <= FMU_MB_TABLE_NCHECKS[t])
+        snprintf(why, len, "trajectory '%s': %s", name, FMU_MB_TABLE_CHECKS[t][code - 1]);
+    else
+        snprintf(why, len, "trajectory '%s': check %lld failed", name, (long long)code);
+    return 0;
+}
+
 /* The trajectory inputs into the run's segment tables (MechanismSlave._apply_trajectories,
  * Simulator.set_trajectory): every table recomputed from the Model's as base + slope * (value - p0),
  * checked as Trajectory.validate checks (ranges, segments in time order, moves of positive duration)
@@ -466,12 +528,16 @@ static int apply_trajectories(Instance *s, Run *r, const char *where, int force)
             r->tp[k] += r->traj_jp[(int64_t)j * r->width * r->nseg + k] * dp;
     }
     for (int64_t k = 0; k < r->ntraj && !why[0]; ++k) {
+        if (r->traj_table[k] >= 0 && !table_rows(s, r, k, why, sizeof why)) bad_traj = (int)k;
         int64_t f = r->traj_first[k], n = r->traj_count[k];
         for (int64_t g = f; g < f + n && !why[0]; ++g) {
+            char name[200];
             if (g > f && r->tt[2 * g] < r->tt[2 * (g - 1)])
-                snprintf(why, sizeof why, "segments must start in time order");
+                snprintf(why, sizeof why, "trajectory '%s': segments must start in time order",
+                         trajectory_name(s, r, k, name, sizeof name));
             else if (r->seg_kind[g] != 2 && !(r->tt[2 * g + 1] > r->tt[2 * g]))
-                snprintf(why, sizeof why, "every move needs a duration > 0 s");
+                snprintf(why, sizeof why, "trajectory '%s': every move needs a duration > 0 s",
+                         trajectory_name(s, r, k, name, sizeof name));
             if (why[0]) bad_traj = (int)k;
         }
     }

@@ -3,6 +3,7 @@
 #ifndef FMU_MB_FMI2_NATIVE_H
 #define FMU_MB_FMI2_NATIVE_H
 #include <stddef.h>
+#include <stdint.h>
 
 enum fmu_mb_type { T_REAL = 0, T_INTEGER = 1, T_BOOLEAN = 2 };
 enum fmu_mb_causality { C_PARAMETER = 0, C_INPUT = 1, C_OUTPUT = 2 };
@@ -45,4 +46,13 @@ extern const char *const FMU_MB_METHOD_NAME[];
 /* solver_opt / con_stats slots: ALPHA, BETA, PROJECTION, ROS2_GAMMA, PIVOT_RATIO_CHOSEN, PIVOT_RATIO, RANK,
  * PROJECTION_RESIDUAL, PROJECTION_TOL (fmu_mb.codes) */
 extern const int FMU_MB_SLOT[];
+/* Trajectory classes whose segment tables are a compiled function of their parameters (TableTrajectory,
+ * fmu_mb.native.trajectory_code): numba's calling convention (status; *code 0 or a check number) */
+typedef int32_t (*fmu_mb_table_fn)(int64_t *code, void **exc, const double *v, int64_t nv, double *time,
+                                   double *par, int64_t nseg, int64_t width);
+extern const int FMU_MB_NTABLES;
+extern const fmu_mb_table_fn FMU_MB_TABLE_FN[];
+extern const int FMU_MB_TABLE_NPARAMS[];
+extern const int FMU_MB_TABLE_NCHECKS[];
+extern const char *const *const FMU_MB_TABLE_CHECKS[];  /* per table: its check messages (codes 1, 2, ...) */
 #endif
