@@ -1,7 +1,7 @@
 """The command line of fmu_mb: ``fmu-mb`` (also ``python -m fmu_mb``), in FMPy's style.
 
     fmu-mb build [MODEL|FILE.py|FILE.urdf ...] [--base B] [--name N] [--flexible LINK=SPEC] [--passive J]
-                 [--support-...] [--out DIR] [--kind python|native|both] [--target linux64 win64] [--no-controller]
+                 [--support-...] [--out DIR] [--kind python|native|both] [--target PLATFORM ...] [--no-controller]
                  [--no-native] [--integer-options] [--cross-check DIR | --no-cross-check]
     fmu-mb simulate TARGET [--input in.csv] [--stop-time S] [--step S] [--set NAME=VALUE ...]
                            [--outputs NAME,...] [--csv out.csv] [--plot out.png] [--debug-logging]
@@ -145,12 +145,14 @@ def _build(args) -> int:
             if not args.no_controller:
                 results.append(build_controller_fmu(args.out))
         if args.kind in ("native", "both"):
-            from .fmi.native_fmu import available_targets, build_native_fmu
-            targets = args.target or available_targets()
-            print(f"native FMUs for {', '.join(targets)} into {Path(args.out) / 'native'}"
-                  + ("" if "win64" in targets else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
+            from .fmi.native_fmu import available_targets, build_native_fmu, check_targets
+            targets = check_targets(args.target or available_targets())
+            where = Path(args.out) / ("native-aarch64" if "linux-aarch64" in targets else "native")
+            print(f"native FMUs for {', '.join(targets)} into {where}"
+                  + ("" if args.target or "win64" in targets else
+                     " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
             baked = _baked_options(args.option or [])
-            results += [build_native_fmu(m, Path(args.out) / "native", targets, enumerations=not args.integer_options,
+            results += [build_native_fmu(m, where, targets, enumerations=not args.integer_options,
                                          options=baked) for m in models]
     except (ValueError, RuntimeError, OSError, KeyError) as exc:
         raise CliError(f"build failed: {_one_line(exc.args[0] if isinstance(exc, KeyError) else exc)}", 1) from None
@@ -706,9 +708,11 @@ def parser() -> argparse.ArgumentParser:
                    help="python: FMUs running the fmu_mb core in the host's Python (default); native: FMUs with "
                         "the compiled kernels and a C FMI layer, no Python on the host, into OUT/native/ "
                         "(fmu_mb.fmi.native_fmu); both")
-    b.add_argument("--target", nargs="+", choices=("linux64", "win64"), metavar="PLATFORM",
-                   help="platforms of the native FMUs: linux64, win64 (default: linux64, and win64 where mingw-w64 "
-                        "is installed)")
+    b.add_argument("--target", nargs="+", choices=("linux64", "win64", "linux-aarch64"), metavar="PLATFORM",
+                   help="platforms of the native FMUs: linux64, win64, linux-aarch64 (default: linux64, and win64 "
+                        "where mingw-w64 is installed). FMI 2.0 has no AArch64 folder: its importers load "
+                        "binaries/linux64 there, so linux-aarch64 FMUs (gcc-aarch64-linux-gnu) go to "
+                        "OUT/native-aarch64/ without linux64")
     b.add_argument("--option", action="append", metavar="NAME=VALUE[,VALUE...]",
                    help="native FMUs: the value(s) of a Count/Value model option they carry (e.g. n_div=5, "
                         "damping=1.2e-3, support_z=1e6,1e7,1e8; repeatable for other options); these options rebuild "

@@ -5,8 +5,8 @@ for the physics): the outputs over each paper's scenario, at the defaults and at
 most detailed options; FMU states, also across the two kinds (one interface, one record format).
 The bad-input cases of tests/test_robustness.py run against both kinds. Here also: the binary
 needs no Python (ldd, nm, objdump), a plain C host runs it without any environment (and,
-built with mingw-w64, the win64 DLL under wine), libcosim steps two instances in parallel
-worker threads.
+built with mingw-w64, the win64 DLL under wine; cross-compiled for AArch64, the linux-aarch64 FMU
+under qemu-aarch64), libcosim steps two instances in parallel worker threads.
 """
 from __future__ import annotations
 
@@ -730,3 +730,62 @@ def test_table_functions_that_need_more_than_libm_are_refused_at_build_time(tmp_
     undefined = {line.split()[-1] for line in symbols if line.strip().startswith("U ")}
     assert any(line.endswith(" T fmu_mb_table_3") for line in symbols)
     assert undefined <= {"cos", "NRT_MemInfo_call_dtor"}, undefined          # libm, and runtime.c's release
+
+
+# ------------------------------------------------------------------------------------------ AArch64 (qemu)
+AARCH64_CC, QEMU = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
+AARCH64_SYSROOT = Path("/usr/aarch64-linux-gnu")
+AARCH64_MISSING = ("needs gcc-aarch64-linux-gnu and qemu-user (apt-get install gcc-aarch64-linux-gnu qemu-user): "
+                   "the linux-aarch64 native FMUs are not built or run")
+#: AArch64 runs: the drives of five_axis; the crane away from its defaults through fmi2SetInteger (another
+#: compiled mechanism); the mobile robot's compiled steering table
+AARCH64_RUNS = [("five_axis", {}), ("crane", {"model.link": 1, "model.n_div": 7, "model.friction": 2}),
+                ("mobile_robot", {"steering.right": -0.3, "steering.t_right": 0.1, "steering.ramp": 0.2})]
+
+
+@pytest.fixture(scope="module")
+def aarch64_fmus(tmp_path_factory):
+    if not (AARCH64_CC and QEMU and AARCH64_SYSROOT.is_dir()):
+        import sys
+        print(f"\nWARNING: {AARCH64_MISSING}", file=sys.stderr)
+        pytest.skip(AARCH64_MISSING)
+    from fmu_mb.fmi.native_fmu import build_native_fmu
+    out = tmp_path_factory.mktemp("aarch64")
+    return {m: build_native_fmu(m, out, ["linux-aarch64"]) for m in dict(AARCH64_RUNS)}
+
+
+@pytest.mark.parametrize("model,options", AARCH64_RUNS)
+def test_the_aarch64_fmu_runs_under_qemu(native_fmus, aarch64_fmus, tmp_path, model, options):
+    """--target linux-aarch64: the kernels' IR emitted for aarch64-unknown-linux-gnu (numba's one x86
+    intrinsic, the reference count's atomic decrement, in LLVM's generic form: fmu_mb.native.library.
+    portable_ir) and the C layer cross-compiled, in binaries/linux64 (FMI 2.0 has no AArch64 folder; its
+    importers load linux64 there). The plain C host, cross-compiled, runs it under qemu-aarch64 for 50 steps
+    of 10 ms: every Real output bitwise the x86-64 FMU's (same IR, no fused multiply-add either side, glibc's
+    libm on both). Its binary needs libc and libm only."""
+    folder = Path(extract(str(aarch64_fmus[model].path), str(tmp_path / model)))
+    so = folder / "binaries" / "linux64" / f"{model}.so"
+    dump = subprocess.run(["aarch64-linux-gnu-objdump", "-p", str(so)], capture_output=True, text=True,
+                          check=True).stdout
+    assert "aarch64" in dump
+    assert {ln.split()[-1] for ln in dump.splitlines() if "NEEDED" in ln} == {"libc.so.6", "libm.so.6"}
+    assert not (folder / "binaries" / "win64").exists()
+    host = _compile(AARCH64_CC, HERE / "c_host" / "fmu_host.c", tmp_path / "fmu_host", ["-ldl"])
+    start = {**DRIVES.get(model, {}), **options}
+    args, names = _host_args(model, folder, "linux64", 50, 0.01, tmp_path / "out.bin", start)
+    run = subprocess.run([QEMU, "-L", str(AARCH64_SYSROOT), str(host), *args], capture_output=True, text=True,
+                         env={}, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    got = np.fromfile(tmp_path / "out.bin").reshape(50, len(names))
+    ref, _ = _run(native_fmus[model].path, start, 0.5)
+    want = np.array([[row[n] for n in names] for row in ref[1:]])
+    assert np.array_equal(got, want), np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want)))
+
+
+def test_linux64_and_aarch64_binaries_cannot_share_an_fmu():
+    """Both would need binaries/linux64: refused with the way out."""
+    from fmu_mb.fmi.native_fmu import check_targets
+    with pytest.raises(ValueError, match="build the AArch64 FMU on its own"):
+        check_targets(["linux64", "linux-aarch64"])
+    with pytest.raises(ValueError, match="unknown native targets"):
+        check_targets(["linux-riscv64"])
+    assert check_targets(["linux-aarch64", "win64"]) == ["linux-aarch64", "win64"]

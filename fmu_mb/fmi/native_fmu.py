@@ -1,6 +1,6 @@
 """Native FMUs: the kernel library and a C FMI 2.0 layer in one binary, no Python on the host.
 
-    binaries/linux64/<model>.so, binaries/win64/<model>.dll
+    binaries/linux64/<model>.so, binaries/win64/<model>.dll (an AArch64 FMU: its .so in linux64)
         fmu_mb/fmi/shim/fmi2_native.c (the FMI 2.0 co-simulation layer: state machine, checks,
         logging, FMU states), the generated model table (fmu_mb_model.c: every variable of the
         interface table with its role, range and start; the option combinations carried), the
@@ -50,7 +50,7 @@ from ..model import options as opt
 from ..model.compile import compile_mechanism
 from ..model.compiled import state_vector
 from ..native import arrays, field_schema
-from ..native.library import RUNTIME_C, TARGETS, cached
+from ..native.library import RUNTIME_C, TARGETS, TOOLS, cached, is_elf
 from ..native.trajectory_code import C_PARAMS, TableSet, table_object
 from ..outputs import spec_table
 from ..sources import this_core_digest
@@ -386,12 +386,11 @@ def link(target: str, kernels: Path, table_c: Path, dest: Path, extra_objects=()
     ``extra_objects``: the FMU's compiled trajectory tables) into ``dest``."""
     triple, cc, _ = TARGETS[target]
     if shutil.which(cc) is None:
-        raise RuntimeError(f"the {target} binary needs the C compiler {cc} (Debian: "
-                           f"{'build-essential' if target == 'linux64' else 'gcc-mingw-w64-x86-64'})")
+        raise RuntimeError(f"the {target} binary needs the C compiler {cc} (Debian: {TOOLS[target][1]})")
     cmd = [cc, "-shared", "-O2", "-std=c99", "-Wall", "-Werror", "-o", str(dest), str(LAYER_C), str(table_c),
            str(ARRAYS_C), str(kernels / "fmu_mb_kernels.o"), str(kernels / "fmu_mb_kernels_shim.c"),
            str(RUNTIME_C), *map(str, extra_objects), "-I", str(SHIM), "-I", str(NATIVE), "-I", str(kernels)]
-    if target == "linux64":
+    if is_elf(target):
         vs = dest.with_suffix(".map")
         vs.write_text("{ global: fmi2*; local: *; };\n")
         cmd += ["-fPIC", "-fvisibility=hidden", f"-Wl,--version-script={vs}", "-Wl,-Bsymbolic", "-lm"]
@@ -404,8 +403,25 @@ def link(target: str, kernels: Path, table_c: Path, dest: Path, extra_objects=()
 
 
 def available_targets() -> list:
-    """linux64, and win64 where mingw-w64 is installed."""
+    """linux64, and win64 where mingw-w64 is installed (linux-aarch64 only when asked for: :data:`FOLDERS`)."""
     return [t for t in ("linux64", "win64") if shutil.which(TARGETS[t][1])]
+
+
+#: target -> folder under binaries/. FMI 2.0 names no AArch64 platform; importers on AArch64 Linux (FMPy,
+#: the FMI Library) load binaries/linux64, so an AArch64 FMU holds its library there, without the x86-64 one
+FOLDERS = {"linux64": "linux64", "win64": "win64", "linux-aarch64": "linux64"}
+
+
+def check_targets(targets) -> list:
+    """``targets`` checked: known, and at most one of them in each binaries/ folder (ValueError says why)."""
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        raise ValueError(f"unknown native targets {unknown} (targets: {', '.join(TARGETS)})")
+    if "linux64" in targets and "linux-aarch64" in targets:
+        raise ValueError("linux64 and linux-aarch64 cannot share one FMU: FMI 2.0 has no folder for AArch64 and its "
+                         "importers load binaries/linux64 there; build the AArch64 FMU on its own "
+                         "(--target linux-aarch64 [win64]; fmu-mb build puts it in OUT/native-aarch64/)")
+    return list(targets)
 
 
 class _Baked:
@@ -558,7 +574,8 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
                      enumerations: bool = True, options: dict | None = None, every_count: bool = True,
                      log=print):
     """Build ``<out_dir>/<model>.fmu``, the native FMU of ``models/<model>.py`` (or a model file's
-    path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed);
+    path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed; linux-aarch64 in
+    place of linux64, :data:`FOLDERS`);
     ``enumerations=False``: named options as Integers (OSP libcosim, as fmi.builder.build_fmu);
     ``options``: values of Count/Value options to carry instead of the model file's defaults
     ({"n_div": 5, "damping": 1.2e-3}, or several: {"n_div": [1, 2, 5]}; these options rebuild the model in
@@ -569,10 +586,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     from .description import fmu_guid, interface_markdown, model_description
     from .interface import build_interface, check_variants
     t0 = time.perf_counter()
-    targets = list(targets or available_targets())
-    unknown = [t for t in targets if t not in TARGETS]
-    if unknown:
-        raise ValueError(f"unknown native targets {unknown} (targets: {', '.join(TARGETS)})")
+    targets = check_targets(targets or available_targets())
     model, model_file = registry.locate(model)
     module = bake_options(registry.load_file(model_file, model), model, options)
     if every_count:
@@ -646,7 +660,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
         with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("modelDescription.xml", xml)
             for target, path in binaries.items():
-                z.write(path, f"binaries/{target}/{path.name}")
+                z.write(path, f"binaries/{FOLDERS[target]}/{path.name}")
             z.write(pack, "resources/variants.arrays")
             z.writestr("resources/variants.json", json.dumps(
                 {"core_digest": digest, "variants": texts, "arrays_variant": file_of,

@@ -1,6 +1,6 @@
 """One native kernel library: the entry points of fmu_mb.kernels.entries as plain C functions.
 
-    python -m fmu_mb.native.library [--out DIR] [--target linux64|win64]
+    python -m fmu_mb.native.library [--out DIR] [--target linux64|win64|linux-aarch64]
 
 Each entry of kernels.entries is compiled by numba as a ``cfunc`` whose arguments are C types
 (Model and Data as int64 address blocks, arrays as pointer + shape, scalars by value), rebuilding
@@ -11,8 +11,10 @@ Python wrapper (the cfunc's ``cfunc.*`` function, the only user of the CPython A
 are linked into one, and llvmlite emits one object file for the chosen target triple. A generated
 C shim calls each inner function (numba's calling convention: status, result pointer, exception
 info) and a small C runtime (runtime.c) provides the two symbols of numba's runtime the code still
-uses (the StructRef boxes). Linked with the system's C compiler (mingw-w64 for win64) into
-``fmu_mb_kernels.so``/``.dll``: libc and libm only.
+uses (the StructRef boxes). Linked with the system's C compiler (mingw-w64 for win64,
+gcc-aarch64-linux-gnu for linux-aarch64) into ``fmu_mb_kernels.so``/``.dll``: libc and libm only. numba
+optimizes its IR for the host, so for AArch64 the one x86 intrinsic in it (the reference count's atomic
+decrement) is first put back in LLVM's generic form (:func:`portable_ir`).
 
 :func:`cached` compiles once per core digest into ``$FMU_MB_CACHE/kernel-library/`` (the native FMUs
 link its object files); :func:`ensure` puts this platform's library and its manifest where a core
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -44,7 +47,41 @@ RUNTIME_C = Path(__file__).resolve().parent / "runtime.c"
 TARGETS = {
     "linux64": ("x86_64-unknown-linux-gnu", "cc", "fmu_mb_kernels.so"),
     "win64": ("x86_64-w64-windows-gnu", "x86_64-w64-mingw32-gcc", "fmu_mb_kernels.dll"),
+    "linux-aarch64": ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc", "fmu_mb_kernels.so"),
 }
+#: target name -> (strip tool, Debian package of its C compiler)
+TOOLS = {"linux64": ("strip", "build-essential"), "win64": ("x86_64-w64-mingw32-strip", "gcc-mingw-w64-x86-64"),
+         "linux-aarch64": ("aarch64-linux-gnu-strip", "gcc-aarch64-linux-gnu")}
+
+
+def is_elf(target: str) -> bool:
+    """Whether ``target`` links ELF shared objects (symbol versions, -fPIC) rather than a Windows DLL."""
+    return target.startswith("linux")
+
+
+#: numba optimizes its IR for the host: on x86-64 the reference count's atomic decrement of NRT_decref
+#: becomes an x86 intrinsic returning the zero flag (the only x86-specific code in the kernels' IR)
+_X86_DECREF = re.compile(r"(%[\w.]+) = (?:tail )?call i8 @llvm\.x86\.atomic\.sub\.cc\.i64\("
+                         r"ptr (?:nonnull )?(%[\w.]+), i64 1, i32 4\)")
+
+
+def portable_ir(ir: str, triple: str) -> str:
+    """``ir`` for a target other than x86-64: each x86 atomic decrement-and-test (condition 4: the result
+    is zero) as LLVM's generic atomicrmw and a compare. ValueError naming any other x86 intrinsic left."""
+    if triple.startswith("x86_64"):
+        return ir
+    count = iter(range(1 << 30))
+
+    def generic(m):
+        k, result, ptr = next(count), m.group(1), m.group(2)
+        return (f"%decref.old.{k} = atomicrmw sub ptr {ptr}, i64 1 monotonic\n"
+                f"  %decref.zero.{k} = icmp eq i64 %decref.old.{k}, 1\n"
+                f"  {result} = zext i1 %decref.zero.{k} to i8")
+    ir = _X86_DECREF.sub(generic, ir)
+    left = sorted(set(re.findall(r"call [^@]*@(llvm\.x86\.[\w.]+)", ir)))
+    if left:
+        raise ValueError(f"the kernels' IR uses x86 intrinsics with no form for {triple}: {', '.join(left)}")
+    return ir
 
 def _pointer_intrinsic(dtype):
     @intrinsic
@@ -199,7 +236,7 @@ def emit_object(irs, triple: str, cpu: str = "") -> bytes:
     tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, opt=3, reloc="pic", codemodel="default")
     mod = None
     for ir in irs:
-        m = llvm.parse_assembly(ir)
+        m = llvm.parse_assembly(portable_ir(ir, triple))
         m.triple = triple
         m.data_layout = str(tm.target_data)
         if mod is None:
@@ -238,9 +275,8 @@ def build(out, targets=("linux64",), names=None, verbose: bool = False) -> dict:
                str(RUNTIME_C), "-I", str(d), "-lm"]
         if shutil.which(cc) is None:
             raise RuntimeError(f"the {target} kernel library needs the C compiler {cc} (Debian: "
-                               f"{'build-essential' if target == 'linux64' else 'gcc-mingw-w64-x86-64'}); "
-                               f"the object file is in {obj}")
-        if target == "linux64":
+                               f"{TOOLS[target][1]}); the object file is in {obj}")
+        if is_elf(target):
             vs = d / "exports.map"
             vs.write_text("{ global: " + " ".join(f"fmu_mb_{n};" for n in names) + " local: *; };\n")
             cmd += [f"-Wl,--version-script={vs}", "-Wl,-Bsymbolic"]
@@ -249,7 +285,7 @@ def build(out, targets=("linux64",), names=None, verbose: bool = False) -> dict:
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             raise RuntimeError(f"linking the {target} kernel library failed ({' '.join(cmd)}):\n{run.stderr}")
-        strip = shutil.which("strip" if target == "linux64" else "x86_64-w64-mingw32-strip")
+        strip = shutil.which(TOOLS[target][0])
         if strip:                   # debug information: 3.4 MB -> 0.4 MB, nothing a caller needs
             subprocess.run([strip, "--strip-unneeded", str(d / libname)], check=False, capture_output=True)
         built[target] = d / libname
@@ -328,7 +364,7 @@ def main(argv=None):
                                  "(no Python at run time).")
     ap.add_argument("--out", default="build/native", help="output directory (default: %(default)s)")
     ap.add_argument("--target", nargs="+", default=["linux64"], choices=sorted(TARGETS),
-                    help="platforms (default: linux64; win64 needs mingw-w64)")
+                    help="platforms (default: linux64; win64 needs mingw-w64, linux-aarch64 gcc-aarch64-linux-gnu)")
     args = ap.parse_args(argv)
     for target, path in build(args.out, args.target, verbose=True).items():
         print(f"{target}: {path}")
