@@ -365,6 +365,22 @@ class Checked(Trajectory):            # a Python check of its own: not the C lay
         return [(0, 1.0, 2.0, np.array([0.0, 0.0, 0.0, self.slide, 0.0, 0.0]))]
 
 
+def unordered_table(v, time, par):        # no check of its own: the base checks catch t2 < t1
+    for k in range(2):
+        time[k, 0], time[k, 1], par[k, 3 - 3 * k] = v[k], v[k] + 0.5, 0.002
+    return 0
+
+
+class Unordered(robot.Steering):
+    PARAMS = {"t1": Param("s", "first move", 0.0, 10.0), "t2": Param("s", "second move", 0.0, 10.0)}
+    KINDS = (0, 0)
+    CHECKS = ()
+    table_function = staticmethod(unordered_table)
+
+    def __init__(self):
+        self.t1, self.t2, self.name = 1.0, 2.0, "steering"
+
+
 def build(**options):
     mech = robot.build(**options)
     for c in mech.constraints:
@@ -694,6 +710,33 @@ def test_value_slopes_accept_affine_and_bilinear_arrays_only():
                  lambda a, b, c: {"model.m": np.array([1.0]), "model.n2": np.array([int(a)], np.int64)}):
         bad = model(form)
         assert value_slopes(["a", "b", "c"], module, {}, bad({}), bad) is None
+
+
+def test_the_base_checks_of_a_compiled_table_name_the_trajectory_as_python_does(tmp_path):
+    """A table function without checks of its own writing segments out of time order (t2 < t1): both
+    kinds refuse with Trajectory.validate's words, the trajectory named; in order, both run alike."""
+    from fmu_mb.fmi.builder import build_fmu
+    from fmu_mb.fmi.native_fmu import build_native_fmu
+    path = tmp_path / "robot_unordered.py"
+    path.write_text(MOBILE_ROBOT_WITH.replace("{TRAJECTORY}", "Unordered"))
+    built = {"python": build_fmu(str(path), tmp_path / "py"),
+             "native": build_native_fmu(str(path), tmp_path / "native", targets=["linux64"])}
+    said, runs = {}, {}
+    for kind, b in built.items():
+        inst = _instance(b.path, kind)
+        inst.fmu.setupExperiment(startTime=0.0)
+        inst.fmu.enterInitializationMode()
+        inst.set(steering__t2=0.5)
+        with pytest.raises(Exception):
+            inst.fmu.exitInitializationMode()
+        inst.set(steering__t2=0.6, steering__t1=0.1)
+        inst.fmu.exitInitializationMode()
+        runs[kind], _ = _steps(inst, 0.0, 80, 0.01, _outputs(inst.md))
+        said[kind] = [m.split(": ", 1)[-1] for m in inst.errors()]
+        inst.fmu.freeInstance()
+    assert said["python"] == said["native"] and len(said["native"]) == 1, said
+    assert "trajectory 'steering': segments must start in time order" in said["native"][0]
+    assert np.array_equal(runs["python"], runs["native"])
 
 
 def _python_only_table(v, time, par):

@@ -445,7 +445,7 @@ static void keep_trajectory_inputs(Instance *s) {
 }
 
 /* The name of trajectory k: its inputs' names up to the last dot. */
-static const char *trajectory_name(Instance *s, Run *r, int64_t k, char *buf, size_t len) {
+static const char *trajectory_name(const Run *r, int64_t k, char *buf, size_t len) {
     snprintf(buf, len, "%lld", (long long)k);
     for (int i = 0; i < FMU_MB_NVARS; ++i) {
         const fmu_mb_var *v = &FMU_MB_VARS[i];
@@ -455,7 +455,6 @@ static const char *trajectory_name(Instance *s, Run *r, int64_t k, char *buf, si
             break;
         }
     }
-    (void)s;
     return buf;
 }
 
@@ -477,7 +476,7 @@ static int table_rows(Instance *s, Run *r, int64_t k, char *why, size_t len) {
     int32_t st = FMU_MB_TABLE_FN[t](&code, &exc, v, nv, r->tt + 2 * f, r->tp + r->width * f, n, r->width);
     if (st == 0 && code == 0) return 1;
     char name[200];
-    trajectory_name(s, r, k, name, sizeof name);
+    trajectory_name(r, k, name, sizeof name);
     if (st != 0)
         snprintf(why, len, "trajectory '%s': its table function failed (numba status %d)", name, (int)st);
     else if (code > 0 && code <= FMU_MB_TABLE_NCHECKS[t])
@@ -534,10 +533,10 @@ static int apply_trajectories(Instance *s, Run *r, const char *where, int force)
             char name[200];
             if (g > f && r->tt[2 * g] < r->tt[2 * (g - 1)])
                 snprintf(why, sizeof why, "trajectory '%s': segments must start in time order",
-                         trajectory_name(s, r, k, name, sizeof name));
+                         trajectory_name(r, k, name, sizeof name));
             else if (r->seg_kind[g] != 2 && !(r->tt[2 * g + 1] > r->tt[2 * g]))
                 snprintf(why, sizeof why, "trajectory '%s': every move needs a duration > 0 s",
-                         trajectory_name(s, r, k, name, sizeof name));
+                         trajectory_name(r, k, name, sizeof name));
             if (why[0]) bad_traj = (int)k;
         }
     }
