@@ -66,8 +66,10 @@ def table_ir(cls, index: int) -> str:
     try:
         compiled = cfunc(SIGNATURE, nopython=True, error_model="numpy")(ns["entry"])
     except Exception as exc:                              # numba's typing/lowering errors, any class
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{cls.__name__}.table_function does not compile with numba (nopython): {first}") from None
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        said = [ln for ln in lines if not ln.startswith(("Failed in", "During:", "File ", "^"))]
+        why = " ".join(said[:2] or lines[:1]) or type(exc).__name__
+        raise ValueError(f"{cls.__name__}.table_function does not compile with numba (nopython): {why}") from None
     ir = _without_wrapper(compiled._library.get_llvm_str(), compiled.native_name)
     declared = set(re.findall(r'^declare [^@]*@"?([\w.$]+)"?\(', ir, flags=re.M))
     body = "\n".join(line for line in ir.splitlines() if not line.startswith("declare"))
