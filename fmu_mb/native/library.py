@@ -171,10 +171,15 @@ def _compile_entry(name, model_of, data_of, nmb, ndb):
     ns = {"kernel": getattr(import_module(f"fmu_mb.kernels.{e.module}"), e.function), "model_of": model_of,
           "data_of": data_of, "carray": carray, "NMB": nmb, "NDB": ndb}
     exec(src, ns)
-    cf = cfunc(sig, nopython=True, error_model="numpy")(ns["entry"])
-    inner = cf.native_name[len("cfunc."):]
-    ir = _without_wrapper(cf._library.get_llvm_str(), cf.native_name)
-    return ir.replace(f"@{inner}(", f"@fmu_mb_k_{name}(").replace(f'@"{inner}"(', f"@fmu_mb_k_{name}(")
+    return inner_ir(cfunc(sig, nopython=True, error_model="numpy")(ns["entry"]), f"fmu_mb_k_{name}")
+
+
+def inner_ir(compiled, symbol: str) -> str:
+    """LLVM IR of a numba ``cfunc`` without its Python wrapper, its inner function (numba's calling
+    convention: status, result pointer, exception info, then the arguments) renamed ``symbol``."""
+    inner = compiled.native_name[len("cfunc."):]
+    ir = _without_wrapper(compiled._library.get_llvm_str(), compiled.native_name)
+    return ir.replace(f"@{inner}(", f"@{symbol}(").replace(f'@"{inner}"(', f"@{symbol}(")
 
 
 def _without_wrapper(ir: str, wrapper: str) -> str:

@@ -22,7 +22,7 @@ import types as pytypes
 from numba import carray, cfunc, njit, types
 from numba.core.registry import CPUDispatcher
 
-from .library import TARGETS, _without_wrapper, emit_object
+from .library import TARGETS, emit_object, inner_ir
 
 #: C prototype of a compiled table function (the arguments after numba's status pointers)
 C_PARAMS = "const double *v, int64_t nv, double *time, double *par, int64_t nseg, int64_t width"
@@ -35,7 +35,8 @@ LIBM = frozenset("sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh at
 #: numba runtime functions runtime.c provides that array code references (the release of a reference
 #: count reaching zero: never for the borrowed arrays of a table function)
 RUNTIME = frozenset({"NRT_MemInfo_call_dtor"})
-#: the most parameters one table function takes (the C layer's stack buffer)
+#: the most parameters one table function takes (the C layer's stack buffer, FMU_MB_TABLE_MAX_PARAMS of
+#: shim/fmi2_native.h, which also refuses a binary whose tables take more)
 MAX_PARAMS = 64
 
 
@@ -58,9 +59,7 @@ def _nopython(fn, seen: dict):
 def table_ir(cls, index: int) -> str:
     """LLVM IR of ``cls.table_function`` as the C function fmu_mb_table_<index> (numba's inner function,
     without the Python wrapper). ValueError when it does not compile without Python or allocation."""
-    fn = cls.__dict__.get("table_function") or cls.table_function
-    fn = getattr(fn, "__func__", fn)
-    ns = {"fn": _nopython(fn, {}), "carray": carray}
+    ns = {"fn": _nopython(cls.table_function, {}), "carray": carray}     # (a staticmethod: the function)
     exec("def entry(v, nv, time, par, nseg, width):\n"
          "    return fn(carray(v, (nv,)), carray(time, (nseg, 2)), carray(par, (nseg, width)))\n", ns)
     try:
@@ -70,7 +69,7 @@ def table_ir(cls, index: int) -> str:
         said = [ln for ln in lines if not ln.startswith(("Failed in", "During:", "File ", "^"))]
         why = " ".join(said[:2] or lines[:1]) or type(exc).__name__
         raise ValueError(f"{cls.__name__}.table_function does not compile with numba (nopython): {why}") from None
-    ir = _without_wrapper(compiled._library.get_llvm_str(), compiled.native_name)
+    ir = inner_ir(compiled, f"fmu_mb_table_{index}")
     declared = set(re.findall(r'^declare [^@]*@"?([\w.$]+)"?\(', ir, flags=re.M))
     body = "\n".join(line for line in ir.splitlines() if not line.startswith("declare"))
     calls = declared & set(re.findall(r'@"?([\w.$]+)"?\(', body))
@@ -78,9 +77,7 @@ def table_ir(cls, index: int) -> str:
     if foreign:
         raise ValueError(f"{cls.__name__}.table_function calls {', '.join(foreign)}: a native FMU has libm only "
                          f"(no allocation, no Python objects)")
-    inner = compiled.native_name[len("cfunc."):]
-    name = f"fmu_mb_table_{index}"
-    return ir.replace(f"@{inner}(", f"@{name}(").replace(f'@"{inner}"(', f"@{name}(")
+    return ir
 
 
 def table_object(irs, target: str) -> bytes:

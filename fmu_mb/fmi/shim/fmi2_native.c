@@ -343,6 +343,9 @@ static Run *load_run(Instance *s, int k) {
         if (r->traj_table[k] < -1 || r->traj_table[k] >= FMU_MB_NTABLES)
             snprintf(err, sizeof err, "trajectory %lld has table function %lld (this binary has %d)", (long long)k,
                      (long long)r->traj_table[k], FMU_MB_NTABLES);
+        else if (r->traj_table[k] >= 0 && FMU_MB_TABLE_NPARAMS[r->traj_table[k]] > FMU_MB_TABLE_MAX_PARAMS)
+            snprintf(err, sizeof err, "table function %lld takes %d parameters (at most %d)",
+                     (long long)r->traj_table[k], FMU_MB_TABLE_NPARAMS[r->traj_table[k]], FMU_MB_TABLE_MAX_PARAMS);
     for (int64_t j = 0; j < r->n_tin && !err[0]; ++j) {
         int64_t k = r->traj_index[j];
         if (k >= r->ntraj || (k >= 0 && r->traj_table[k] >= 0 &&
@@ -463,7 +466,7 @@ static const char *trajectory_name(const Run *r, int64_t k, char *buf, size_t le
  * the reason in why (the trajectory's check message, as Python words it) when the function refuses. */
 static int table_rows(Instance *s, Run *r, int64_t k, char *why, size_t len) {
     int t = (int)r->traj_table[k], nv = FMU_MB_TABLE_NPARAMS[t];
-    double v[64] = {0};
+    double v[FMU_MB_TABLE_MAX_PARAMS] = {0};
     for (int m = 0; m < s->n_inputs; ++m) {
         const fmu_mb_var *var = &FMU_MB_VARS[s->inputs[m]];
         if (var->role == R_TRAJ && var->aux < r->n_tin && r->traj_index[var->aux] == k)

@@ -50,6 +50,7 @@ extern const int FMU_MB_SLOT[];
  * fmu_mb.native.trajectory_code): numba's calling convention (status; *code 0 or a check number) */
 typedef int32_t (*fmu_mb_table_fn)(int64_t *code, void **exc, const double *v, int64_t nv, double *time,
                                    double *par, int64_t nseg, int64_t width);
+#define FMU_MB_TABLE_MAX_PARAMS 64                /* fmu_mb.native.trajectory_code.MAX_PARAMS */
 extern const int FMU_MB_NTABLES;
 extern const fmu_mb_table_fn FMU_MB_TABLE_FN[];
 extern const int FMU_MB_TABLE_NPARAMS[];
