@@ -7,10 +7,10 @@
 
 The same as ``fmu-mb build`` (``python -m fmu_mb build``; fmu_mb.cli), with the same options;
 ``--help`` lists them. Each FMU is validated with FMPy (schema and consistency); a Markdown
-table of its interface is written next to it (<model>.md). Mechanism FMUs carry the kernel
-library compiled ahead of time for this platform (fmu_mb.native; compiled once per core
-version, ~45 s; the native FMUs link the same), so they start without numba compiling or
-loading anything; --no-native leaves it out (the FMU then runs the numba JIT and its cache).
+table of its interface is written next to it (<model>.md). Both FMU kinds carry one binary: the
+FMU core (fmu_mb/fmi/c) linked with the kernel library compiled ahead of time for the target
+(fmu_mb.native; compiled once per core version, ~45 s), so they start without numba compiling
+or loading anything; a pythonfmu FMU's binary also runs the model file's Python.
 """
 from __future__ import annotations
 

@@ -1,24 +1,22 @@
 """FMU start-up and stepping cost: cold and warm fmi2Instantiate → first fmi2DoStep, and µs per step.
 
-Run:  python bench/fmu_startup.py [--fmus dist] [--model five_axis] [--warm-runs 5] [--no-jit]
+Run:  python bench/fmu_startup.py [--fmus dist] [--model five_axis] [--warm-runs 5]
 
 Every measurement is a fresh Python process that imports FMPy (and with it
 numpy), extracts the FMU to a new temporary directory, as FMPy does, and times
-fmi2Instantiate, setup/initialization and the first 1 ms doStep, for the FMU's
-two kernel backends (fmu_mb.backend):
+fmi2Instantiate, setup/initialization and the first 1 ms doStep, for both FMU kinds
+(``--fmus``: the Python FMUs, ``--fmus``/native: the native ones; ``fmu-mb build --kind both``).
+Both are the same binary (the FMU core over the kernel library compiled ahead of time; no
+numba in the process, checked); a Python FMU's binary also starts pythonfmu's wrapper and
+the model file's Python, which build the compiled arrays of the options set:
 
-* native (the default of an FMU built with native kernels): the kernels compiled
-  ahead of time, no numba in the process;
-* jit fallback (``FMU_MB_BACKEND=jit``, what runs where the native kernels cannot
-  load): numba compiles the kernels once and caches them;
-
-each cold — ``FMU_MB_CACHE`` points to an empty directory: the core is installed
-(and numba compiles every kernel) as on a machine that never ran the FMU — and warm
-— the same cache directory again, in new processes (target: ≤ 1 s).
+each cold — ``FMU_MB_CACHE`` points to an empty directory: the Python FMU's core is installed
+as on a machine that never ran the FMU — and warm — the same cache directory again, in new
+processes (target: ≤ 1 s).
 
 Then, in one process, the cost of a co-simulation step through FMPy at the
 paper's settings (h = 1 ms, communication step 1 ms, Stribeck friction):
-µs per doStep + getReal of all outputs, and the real-time factor.
+µs per doStep + getReal of all outputs, and the real-time factor, for each kind.
 """
 from __future__ import annotations
 
@@ -91,13 +89,13 @@ def child(code, *args, env=None):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def measure(fmu, backend, warm_runs):
-    """(cold, [warm...]) timings with a fresh cache directory, kernels from ``backend``."""
+def measure(fmu, warm_runs):
+    """(cold, [warm...]) timings with a fresh cache directory."""
     with tempfile.TemporaryDirectory(prefix="fmu_mb_cache_") as cache:
-        env = dict(os.environ, FMU_MB_CACHE=cache, FMU_MB_BACKEND=backend)
+        env = dict(os.environ, FMU_MB_CACHE=cache)
         runs = [child(CHILD, fmu, env=env) for _ in range(warm_runs + 1)]
-    if any(r["numba"] != (backend == "jit") for r in runs):
-        raise RuntimeError(f"FMU_MB_BACKEND={backend}: numba was{'' if backend == 'native' else ' not'} imported")
+    if any(r["numba"] for r in runs):
+        raise RuntimeError(f"{fmu}: numba was imported (an FMU runs the kernel library compiled ahead of time)")
     return runs[0], runs[1:]
 
 
@@ -106,31 +104,32 @@ def main():
     ap.add_argument("--fmus", default="dist")
     ap.add_argument("--model", default="five_axis")
     ap.add_argument("--warm-runs", type=int, default=5)
-    ap.add_argument("--no-jit", action="store_true", help="skip the jit fallback (its cold start compiles for minutes)")
     args = ap.parse_args()
-    fmu = Path(args.fmus) / f"{args.model}.fmu"
-    if not fmu.is_file():
-        raise SystemExit(f"{fmu} not found: run 'python build_fmus.py' first")
-    rows = [("native", "native kernels", measure(fmu, "native", args.warm_runs))]
-    if not args.no_jit:
-        rows.append(("jit", "jit fallback", measure(fmu, "jit", args.warm_runs)))
-    with tempfile.TemporaryDirectory(prefix="fmu_mb_cache_") as cache:
-        stepping = child(STEPPING, fmu, 5000, env=dict(os.environ, FMU_MB_CACHE=cache, FMU_MB_BACKEND="native"))
+    kinds = [("Python FMU", Path(args.fmus) / f"{args.model}.fmu"),
+             ("native FMU", Path(args.fmus) / "native" / f"{args.model}.fmu")]
+    missing = [str(f) for _, f in kinds if not f.is_file()]
+    if missing:
+        raise SystemExit(f"{', '.join(missing)} not found: run 'fmu-mb build {args.model} --kind both' first")
+    rows, stepping = [], []
+    for label, fmu in kinds:
+        rows.append((label, measure(fmu, args.warm_runs)))
+        with tempfile.TemporaryDirectory(prefix="fmu_mb_cache_") as cache:
+            stepping.append((label, child(STEPPING, fmu, 5000, env=dict(os.environ, FMU_MB_CACHE=cache))))
     print(f"{args.model}.fmu in FMPy, fresh process per run (numpy/FMPy already imported by the host)\n")
-    print("| kernels | start | fmi2Instantiate | setup + initialization | first doStep (1 ms) | instantiate → first step |")
+    print("| FMU | start | fmi2Instantiate | setup + initialization | first doStep (1 ms) | instantiate → first step |")
     print("|---|---|---:|---:|---:|---:|")
-    for backend, label, (cold, warm) in rows:
+    for label, (cold, warm) in rows:
         med = {k: statistics.median(w[k] for w in warm) for k in warm[0]}
-        what = "install" + (" + numba compile" if backend == "jit" else "")
-        print(f"| {label} | cold (empty cache: {what}) | {cold['instantiate']:.2f} s | {cold['initialize']:.2f} s | "
-              f"{cold['first_step']:.3f} s | **{cold['total']:.2f} s** |")
-        print(f"| {label} | warm (median of {args.warm_runs} new processes) | {med['instantiate']:.2f} s | "
-              f"{med['initialize']:.2f} s | {med['first_step']:.3f} s | **{med['total']:.2f} s** "
-              f"(max {max(w['total'] for w in warm):.2f} s) |")
+        print(f"| {label} | cold (empty cache) | {cold['instantiate']:.3f} s | {cold['initialize']:.3f} s | "
+              f"{cold['first_step']:.4f} s | **{cold['total']:.3f} s** |")
+        print(f"| {label} | warm (median of {args.warm_runs} new processes) | {med['instantiate']:.3f} s | "
+              f"{med['initialize']:.3f} s | {med['first_step']:.4f} s | **{med['total']:.3f} s** "
+              f"(max {max(w['total'] for w in warm):.3f} s) |")
     friction = "Stribeck friction" if args.model == "five_axis" else "default options"
-    print(f"\nstepping through FMPy (native kernels), h = 1 ms, communication step 1 ms, {friction}: "
-          f"{stepping['step'] * 1e6:.0f} µs per doStep, {stepping['step_get'] * 1e6:.0f} µs per doStep + getReal of "
-          f"{stepping['n_outputs']} outputs → real-time factor {1e-3 / stepping['step_get']:.1f}")
+    print(f"\nstepping through FMPy, h = 1 ms, communication step 1 ms, {friction}:")
+    for label, st in stepping:
+        print(f"  {label}: {st['step'] * 1e6:.0f} µs per doStep, {st['step_get'] * 1e6:.0f} µs per doStep + getReal "
+              f"of {st['n_outputs']} outputs → real-time factor {1e-3 / st['step_get']:.1f}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ two worst cases should agree).
 from __future__ import annotations
 
 import argparse
-import gc
 import shutil
 import statistics
 import sys
@@ -30,6 +29,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+
+from fmi_timing import step_times  # noqa: E402  (bench/ is the script's folder)
 
 from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
@@ -93,43 +94,6 @@ def through_fmpy(path: Path, seconds: float, comm: float = 0.01) -> float:
         s.freeInstance()
     shutil.rmtree(d, ignore_errors=True)
     return statistics.median(walls)
-
-
-def step_times(md, unzipped: str, params: dict, seconds: float, comm: float = 0.01,
-               collect: bool = True) -> np.ndarray:
-    """Wall time (s) of every doStep + getReal of all Real outputs over ``seconds``, the first
-    one included, of the FMU ``md`` (FMPy's model description) extracted in ``unzipped``, with
-    ``params`` ({name: value}, Integer, Enumeration (by code) or Real parameters) set before initialization; Python's
-    garbage collector disabled while stepping unless ``collect``."""
-    from fmpy.fmi2 import FMU2Slave
-    var = {v.name: v for v in md.modelVariables}
-    outs = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
-    s = FMU2Slave(guid=md.guid, unzipDirectory=unzipped,
-                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName="detail")
-    s.instantiate()
-    for name, value in params.items():
-        v = var[name]
-        (s.setInteger if v.type in ("Integer", "Enumeration") else s.setReal)([v.valueReference], [value])
-    s.setupExperiment(startTime=0.0)
-    s.enterInitializationMode()
-    s.exitInitializationMode()
-    n = max(1, int(round(seconds / comm)))
-    out = np.empty(n)
-    was = gc.isenabled()
-    if not collect:
-        gc.disable()
-    try:
-        for k in range(n):
-            t0 = time.perf_counter()
-            s.doStep(k * comm, comm)
-            s.getReal(outs)
-            out[k] = time.perf_counter() - t0
-    finally:
-        if was:
-            gc.enable()
-        s.terminate()
-        s.freeInstance()
-    return out
 
 
 def option_parameters(name: str) -> dict:

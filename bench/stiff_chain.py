@@ -75,7 +75,7 @@ class FmuMb:
 
     def __init__(self, cm, method, h):
         self.name = f"fmu_mb {method}"
-        self.sim = Simulator(cm, step_size=h, method=method)
+        self.sim = Simulator(cm, h=h, method=method)
         self.x0 = self.sim.x.copy()
         self.h = h
 

@@ -9,13 +9,11 @@
 
 Both serve the same calls, ``k.<entry>(mh, dh, *args)`` with ``mh, dh = k.handles(model,
 data)``. The native functions check an array argument's type once, on its first use (the JIT
-dispatchers on every call): only the Simulator calls them, with its own arrays. ``FMU_MB_BACKEND``
-(jit, native, auto) overrides the choice an FMU makes (auto: native when the FMU carries kernels
-for its core and platform).
+dispatchers on every call): only the Simulator calls them, with its own arrays. (FMUs do not come here:
+their binaries link the compiled kernels themselves, fmu_mb.fmi.binary.)
 """
 from __future__ import annotations
 
-import os
 from importlib import import_module
 
 from .kernels.entries import ENTRIES
@@ -68,26 +66,3 @@ def kernel_set(backend: str = "jit", search=()):
     if backend == "native":
         raise RuntimeError("native kernels unavailable: " + "; ".join(reasons))
     return _JIT, "; ".join(reasons)
-
-
-_process_kernels: dict = {}
-
-
-def process_kernel_set(backend: str = "auto", search=()):
-    """(kernels, note) as :func:`kernel_set`, loaded once per process and backend (FMU slaves
-    use this; every instance of an FMU shares the loaded library).
-
-    The native library holds no numba runtime (its two runtime functions are its own, hidden:
-    fmu_mb/native/runtime.c), so a process may hold it and numba's JIT side by side; the aborts
-    at exit once blamed on such a mix ("corrupted double-linked list") were pythonfmu's exit-time
-    use-after-free, which the FMU binary prevents (fmu_mb/fmi/shim/fmu_mb_shim.c, point 5;
-    tests/test_robustness.py runs the mix)."""
-    key = (_checked(backend), tuple(str(d) for d in search))
-    if key not in _process_kernels:
-        _process_kernels[key] = kernel_set(backend, search)
-    return _process_kernels[key]
-
-
-def backend_override(default: str) -> str:
-    """``FMU_MB_BACKEND`` if set (validated), else ``default``."""
-    return _checked(os.environ.get("FMU_MB_BACKEND", "").strip().lower() or default, "FMU_MB_BACKEND")

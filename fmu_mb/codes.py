@@ -88,6 +88,25 @@ ROS2_GAMMA_DAMPED = 1.0 + 0.5 ** 0.5
 ROS2_GAMMA_LOW_DAMPING = 1.0 - 0.5 ** 0.5
 
 
+class Scheme(IntEnum):
+    """Integration scheme a communication step runs (kernels.stepping.advance_*): the method of a Simulator
+    or an FMU's solver.integrator (fmu_mb.simulator.METHODS; the low-damping ROS2 is ROS2 with its γ)."""
+    RK4 = 0             # classical Runge-Kutta (kernels.integrators)
+    ROS2 = 1            # Rosenbrock-W, order 2 (kernels.linearly_implicit)
+    ROS34PW2 = 2        # Rosenbrock-W, order 3
+
+
+class RecordCheck(IntEnum):
+    """Why a state record is refused (kernels.record.read_record); OK: it was written."""
+    OK = 0
+    NOT_FINITE = 1          # value info[0] is NaN or infinite
+    COORDINATE = 2          # coordinate info[0] beyond the coordinate limit
+    RATE = 3                # rate of coordinate info[0] beyond the rate limit
+    COUNT = 4               # the partition count is not a count
+    PARTITION = 5           # rows or columns are not a permutation
+    RANK = 6                # the rank or the valid flag is out of range
+
+
 class SolverOption(IntEnum):
     """Slots of the constraint-solver options ``solver_opt`` (Model's defaults, Data's in force)."""
     FORMULATION = 0         # Formulation code

@@ -312,6 +312,25 @@ def write_artifacts(fmu_path, root, scenario: Scenario | None = None) -> Path:
     return folder
 
 
+
+def write_folders(results, root: Path, log=print) -> None:
+    """The cross-check folder of every valid FMU of ``results`` (fmu_mb.fmi.builder.BuildResult) under
+    ``root``, one line each logged; ValueError/RuntimeError naming the FMU whose folder failed."""
+    import time
+    t0 = time.perf_counter()
+    for r in results:
+        if r.problems:
+            log(f"cross-check: {r.path.name} skipped (not a valid FMU)")
+            continue
+        t1 = time.perf_counter()
+        try:
+            folder = write_artifacts(r.path, root)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise type(exc)(f"cross-check artifacts of {r.path.name} failed: {' '.join(str(exc).split())}") from None
+        rows = len((folder / f"{folder.name}_ref.csv").read_text().splitlines()) - 1
+        log(f"cross-check: {folder}  {rows} rows  {time.perf_counter() - t1:.1f} s")
+    log(f"cross-check artifacts of {len(results)} FMU(s) in {root} in {time.perf_counter() - t0:.1f} s")
+
 def reproduce(folder):
     """(result, reference, options) of the folder's FMU run as ``python -m fmpy.cross_check``
     runs it: ``_ref.opt`` and ``_in.csv`` read with fmpy.util, ``simulate_fmu(validate=False)``."""

@@ -1,7 +1,7 @@
 """FMUs of the models in models/, built once into a content-addressed cache and reused.
 
 ``$FMU_MB_CACHE/cli-fmus/<model>-<digest>/<model>.fmu`` (default ``~/.cache/fmu_mb``); the digest
-covers the core, the model file, the FMI shim, pythonfmu and the Python that builds it, so an FMU is
+covers the core, the model file, the FMU core's C sources, pythonfmu and the Python that builds it, so an FMU is
 rebuilt exactly when one of them changed. Used by ``fmu-mb simulate <model>`` and by sweeps.
 """
 from __future__ import annotations
@@ -28,12 +28,13 @@ def cached_fmu(model: str, log=print) -> Path:
     import pythonfmu
 
     from . import registry
-    from .fmi.builder import SHIM_COMMON, SHIM_SOURCE, VERSION, build_fmu
+    from .fmi.binary import c_sources_digest
+    from .fmi.builder import VERSION, build_fmu
     from .sources import core_digest
 
     h = hashlib.sha256()
     for part in (core_digest().encode(), (registry.models_dir() / f"{model}.py").read_bytes(),
-                 SHIM_SOURCE.read_bytes(), SHIM_COMMON.read_bytes(), VERSION.encode(), str(pythonfmu.__version__).encode(),
+                 c_sources_digest().encode(), VERSION.encode(), str(pythonfmu.__version__).encode(),
                  sys.version.encode(), sys.prefix.encode()):
         h.update(hashlib.sha256(part).digest())
     folder = cache_root() / f"{model}-{h.hexdigest()[:16]}"
@@ -60,3 +61,23 @@ def cached_fmu(model: str, log=print) -> Path:
     except (ValueError, RuntimeError, OSError) as exc:
         raise FmuBuildError(f"building the FMU of {model} failed: {exc}") from None
     return fmu
+
+
+def fmu_path(target: str) -> Path:
+    """A built FMU (file, or an extracted FMU's folder) or, for a model name, its cached FMU; UserError
+    (fmu_mb.errors) naming what ``target`` is not."""
+    from . import registry
+    from .errors import UserError, close_matches, one_line
+    path = Path(target)
+    if path.is_file() or (path.is_dir() and (path / "modelDescription.xml").is_file()):
+        return path
+    models = registry.available()
+    if target in models and not path.suffix:
+        try:
+            return cached_fmu(target)
+        except FmuBuildError as exc:
+            raise UserError(one_line(exc), 1) from None
+    if path.suffix.lower() == ".fmu" or os.sep in target or path.exists():
+        raise UserError(f"no such FMU: {target}", 2)
+    raise UserError(f"{target!r} is neither an FMU file nor a model in {registry.models_dir()} "
+                    f"(models: {', '.join(models) or 'none'}){close_matches(target, models)}", 2)

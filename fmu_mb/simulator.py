@@ -5,11 +5,11 @@ scenarios); the FMI adapter wraps exactly this object.
 
 Stepping: ``step(dt)`` advances by any dt > 0 with the integration method (``method``: "rk4",
 classical Runge–Kutta as in the papers, or one of the linearly implicit Rosenbrock-W methods of
-kernels.linearly_implicit for stiff detail: "ros2", "ros2_lowdamp", "ros34pw2") at the fixed internal step h: ⌊dt/h⌋ full steps
-(dt/h within 1e-9 of an integer counts as that integer) and, if a remainder r = dt − n·h is
-left, one final step of size r. So any communication step is integrated exactly to its end, and a dt that
-is a multiple of h reproduces the plain fixed-step result bit for bit. Driving
-inputs are held constant over the call (zero-order hold).
+kernels.linearly_implicit for stiff detail: "ros2", "ros2_lowdamp", "ros34pw2") at the fixed internal step h,
+by the kernel both FMU kinds run (kernels.stepping.advance_*: ⌊dt/h⌋ full steps, dt/h within 1e-9 of an
+integer counting as that integer, and a last step of the remainder, so any communication step ends exactly
+where it should and a multiple of h reproduces the plain fixed-step result bit for bit). Driving inputs are
+held constant over the call (zero-order hold).
 """
 from __future__ import annotations
 
@@ -25,37 +25,40 @@ from .codes import (
     ROS2_GAMMA_DAMPED,
     ROS2_GAMMA_LOW_DAMPING,
     Formulation,
+    RecordCheck,
     RowKind,
+    Scheme,
     SolverOption,
     SolverStat,
 )
 from .model.compile import CompiledMechanism
-from .model.compiled import make_data, state_vector, vector
+from .messages import text
+from .model.compiled import RECORD_MAX_COUNT, make_data, record_size, state_vector, vector
 from .outputs import spec_table
 
 
 class Method(NamedTuple):
-    """An integration method: its order, a description for the FMU's enumeration, the kernel family
-    that steps it and, for the ROS2 family, its γ (codes.ROS2_GAMMA_*)."""
+    """An integration method: its order, a description for the FMU's enumeration, the scheme that steps
+    it (codes.Scheme) and, for ROS2, its γ (codes.ROS2_GAMMA_*)."""
     order: int
     description: str
-    kernel: str
+    scheme: Scheme
     gamma: float = 0.0
 
 
 #: integration methods by name (their order is the FMU's solver.integrator enumeration)
 METHODS = {
-    "rk4": Method(4, "classical 4th-order Runge-Kutta, explicit, as in the papers", "rk4"),
+    "rk4": Method(4, "classical 4th-order Runge-Kutta, explicit, as in the papers", Scheme.RK4),
     "ros2": Method(2, "linearly implicit Rosenbrock-W method ROS2, gamma = 1 + 1/sqrt(2): L-stable, strongest "
                       "numerical damping, most robust at large steps; two pipeline evaluations and one "
-                      "factorisation per step", "ros2", ROS2_GAMMA_DAMPED),
+                      "factorisation per step", Scheme.ROS2, ROS2_GAMMA_DAMPED),
     "ros2_lowdamp": Method(2, "ROS2 with gamma = 1 - 1/sqrt(2): L-stable, same cost, about 1000 times less "
                               "numerical damping of structural vibration; its intermediate stage overshoots "
-                              "the stiffest components, so it is less robust at large steps", "ros2",
+                              "the stiffest components, so it is less robust at large steps", Scheme.ROS2,
                            ROS2_GAMMA_LOW_DAMPING),
     "ros34pw2": Method(3, "linearly implicit Rosenbrock-W method ROS34PW2 (Rang & Angermann 2005): order 3, "
                           "L-stable, stiffly accurate, gamma = 0.436: numerical damping between ros2 and ros2_lowdamp; "
-                          "four pipeline evaluations and one factorisation per step", "ros3"),
+                          "four pipeline evaluations and one factorisation per step", Scheme.ROS34PW2),
 }
 
 
@@ -66,7 +69,8 @@ class SimulationError(RuntimeError):
 class Simulator:
     """State, inputs and outputs of one compiled mechanism.
 
-    step_size: internal fixed step h, s. method: "rk4" (explicit, order 4), "ros2"/"ros2_lowdamp"
+    h: the internal fixed step, s (an FMU's solver.step_size; the communication step a :meth:`step` takes is
+    its dt). method: "rk4" (explicit, order 4), "ros2"/"ros2_lowdamp"
     (linearly implicit Rosenbrock-W, order 2, L-stable) or "ros34pw2" (order 3): :data:`METHODS`. assemble: make the start state consistent with
     the constraint groups of the mechanism's ConstraintSolver.assemble (see :meth:`assemble`).
     solver: overrides of ConstraintSolver settings (formulation, alpha, beta, projection).
@@ -75,10 +79,10 @@ class Simulator:
     fmu_mb.backend. ``kernel_note`` says why auto fell back to jit.
     """
 
-    def __init__(self, cm: CompiledMechanism, step_size: float = 1e-3, assemble: bool = True,
+    def __init__(self, cm: CompiledMechanism, h: float = 1e-3, assemble: bool = True,
                  kernels="jit", kernel_dirs=(), method: str = "rk4", **solver):
-        if not (isinstance(step_size, (int, float)) and math.isfinite(step_size) and step_size > 0):
-            raise ValueError(f"step_size must be a finite number > 0 s (got {step_size!r})")
+        if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0):
+            raise ValueError(f"the internal step h must be a finite number > 0 s (got {h!r})")
         if method not in METHODS:
             raise ValueError(f"method must be one of {list(METHODS)} (got {method!r})")
         self.method = method
@@ -94,16 +98,15 @@ class Simulator:
         # one kernel family per instance: numba compiles (and loads) only what is called. The
         # pipeline is evaluated through the FMU's output kernel with an empty output table, so
         # the direct simulator and the FMU run the same code (the native and JIT backends give
-        # bitwise equal results, tests/test_native.py)
-        family = "constrained" if self.model.nc else "tree"
-        self._gather = getattr(self.k, f"gather_outputs_{family}")
-        kernel = METHODS[method].kernel
-        self._step_one = getattr(self.k, f"{kernel}_step_{family}")
-        self._steps = getattr(self.k, f"{kernel}_steps_{family}")
+        # bitwise equal results, tests/native/test_native.py)
+        constrained = bool(self.model.nc)
+        self._gather = self.k.gather_outputs_constrained if constrained else self.k.gather_outputs_tree
+        self._advance = self.k.advance_constrained if constrained else self.k.advance_tree
+        self._scheme = int(METHODS[method].scheme)
         self._no_vr = np.zeros(0, np.int64)
         self._no_f = np.zeros((0, 3))
         self._no_vals = np.zeros(0)
-        self.h = float(step_size)
+        self.h = float(h)
         m = self.model
         self.x = state_vector(m, cm.q0, cm.qd0)
         self.t = 0.0
@@ -313,50 +316,31 @@ class Simulator:
     # ------------------------------------------------------------------ stepping
     def step(self, dt: float, t: float | None = None) -> None:
         """Advance by dt seconds (see module docstring for the remainder rule); from time ``t`` if
-        given (an FMU's communication point), else from the current time."""
+        given (an FMU's communication point), else from the current time. SimulationError (the state
+        before the step kept) if the integration produced a non-finite state."""
         if not (isinstance(dt, (int, float, np.floating)) and math.isfinite(dt) and dt > 0.0):
             raise ValueError(f"step size must be a finite number > 0 s (got {dt!r})")
         if t is not None:
             self.t = float(t)
-        ratio = dt / self.h
-        n = int(round(ratio))
-        if abs(ratio - n) > 1e-9 * max(1.0, ratio):
-            n = int(math.floor(ratio))
-        rem = dt - n * self.h
-        self._before_step = cp = self.checkpoint()
-        ok = self._steps(self._m, self._d, self.x, self.t, self.tau_drive, self.h, n)
-        if ok and rem > 1e-9 * self.h:
-            self._step_one(self._m, self._d, self.x, self.t + n * self.h, self.tau_drive, rem)
-            ok = bool(np.all(np.isfinite(self.x)))
-        if not ok:
-            self.rollback(cp)
+        self._t_before = self.t
+        if not self._advance(self._m, self._d, self.x, self.t, self.tau_drive, self.h, float(dt), self._scheme):
             why = ""
             if self.model.nc and self.data.con_stats[SolverStat.PIVOT_RATIO] == 0.0:
                 why = (f" (the constraint matrix is singular: rank {int(self.data.con_stats[SolverStat.RANK])} at the "
                        "failing configuration)")
             raise SimulationError(f"integration from t = {self.t:.6g} s over {dt:.6g} s produced a non-finite "
                                   f"state{why}; the state before the step is kept")
+        self._stepped = True
         self.t += dt
 
-    def checkpoint(self) -> tuple:
-        """Everything :meth:`step` changes (state, time, coordinate partition, counters), for
-        :meth:`rollback`; what an FMU keeps when it refuses a step's result."""
-        d = self.data
-        return (self.x.copy(), self.t, self._partition(), int(d.cp_count[0]), int(d.fric_fail[0]),
-                int(d.fric_iters[0]))
-
-    def rollback(self, cp: tuple) -> None:
-        """Back to a :meth:`checkpoint` of this instance."""
-        x, self.t, part, count, fails, iters = cp
-        self.x[:] = x
-        self._restore_partition(part)
-        d = self.data
-        d.cp_count[0], d.fric_fail[0], d.fric_iters[0] = count, fails, iters
-
     def undo_step(self) -> None:
-        """Back to the state before the last successful :meth:`step` (an FMU refusing its result:
-        non-finite outputs, a violation beyond its bound)."""
-        self.rollback(self._before_step)
+        """Back to the state before the last successful :meth:`step` (its result was refused: non-finite
+        outputs, a violation beyond a bound): the checkpoint the step kernel keeps (kernels.stepping)."""
+        if not self.__dict__.get("_stepped"):
+            raise RuntimeError("no step to undo")
+        self.k.rollback(self._m, self._d, self.x)
+        self.t = self._t_before
+        self._stepped = False
 
     def advance_to(self, t_end: float) -> None:
         if t_end > self.t:
@@ -390,75 +374,43 @@ class Simulator:
             self._gather_checked = arrays          # (held, so that the identity test stays valid)
         self._gather(self._m, self._d, self.x, self.t, self.tau_drive, xdot, vr, kind, a, b, f, vals)
 
-    # ------------------------------------------------------------------ partition state
-    def _partition(self):
-        d = self.data
-        return (d.cp_rows.copy(), d.cp_cols.copy(), int(d.cp_rank[0]), int(d.cp_valid[0]),
-                float(d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]))
-
-    def _restore_partition(self, part) -> None:
-        d = self.data
-        d.cp_rows[:], d.cp_cols[:], d.cp_rank[0], d.cp_valid[0], d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] = part
-
-    def solver_state(self) -> np.ndarray:
-        """Everything besides x that the next steps depend on, as float64: the coordinate
-        partition and the relative-constraint offsets (saved in FMU states)."""
-        d = self.data
-        return np.concatenate([d.cp_rows, d.cp_cols, [d.cp_rank[0], d.cp_valid[0],
-                                                      d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]], d.con_off]).astype(float)
-
+    # ------------------------------------------------------------------ state record
     def state_record(self) -> tuple[np.ndarray, int]:
-        """Everything the next steps depend on besides time and inputs, for an FMU state: (x followed
-        by :meth:`solver_state` and the partition count, as float64; the friction-failure count)."""
-        return np.concatenate([self.x, self.solver_state(), [self.data.cp_count[0]]]), self.friction_failures
+        """(record, friction failures): everything the next steps depend on besides time and inputs, in the
+        layout FMU states carry (kernels.record: x, the coordinate partition, the constraint offsets, the
+        partition count)."""
+        out = np.empty(record_size(self.model))
+        self.k.write_record(self._m, self._d, self.x, out)
+        return out, self.friction_failures
 
     def restore_record(self, record, failures: int, t: float, coordinate_limit: float = np.inf,
                        rate_limit: float = np.inf) -> None:
-        """Back to a :meth:`state_record` at time t. Checks everything before it writes anything:
-        sizes, finite values, coordinates and rates within ±limits, a valid coordinate partition,
-        counts; ValueError says why (the simulator is then unchanged)."""
-        record = np.asarray(record, float)
-        nx, nv = self.x.size, self.nv
-        n = nx + self.solver_state().size + 1
-        if record.size != n:
-            raise ValueError(f"it holds {record.size} state values, the model has {n}")
-        bad = ~np.isfinite(record)
-        if bad.any():
-            raise ValueError(f"state value {int(np.argmax(bad))} is {float(record[bad][0])!r}")
-        for part, lim, what in ((record[:nv], coordinate_limit, "coordinate"),
-                                (record[nv:2 * nv], rate_limit, "rate of")):
-            k = int(np.argmax(np.abs(part))) if part.size else 0
-            if part.size and abs(part[k]) > lim:
-                raise ValueError(f"{what} {self.cm.dof_names[k]} = {float(part[k])!r} lies outside ±{lim:g}")
-        if not (record[-1] >= 0 and float(record[-1]).is_integer()):
-            raise ValueError(f"the partition count {record[-1]!r} is not a count")
-        if not (isinstance(failures, (int, np.integer)) and failures >= 0):
-            raise ValueError(f"the friction-failure count {failures!r} is not a count")
-        self.set_solver_state(record[nx:n - 1])            # checks everything before it writes
-        self.x[:] = record[:nx]
-        self.data.cp_count[0] = int(record[-1])
+        """Back to a :meth:`state_record` at time t. Checks everything before it writes anything (sizes,
+        finite values, coordinates and rates within ±limits, a valid coordinate partition, counts; the
+        kernel an FMU state restores by): ValueError says why, in the FMU's words, the simulator unchanged."""
+        record = np.ascontiguousarray(record, dtype=float)
+        n = record_size(self.model)
+        if record.shape != (n,):
+            raise ValueError(text("RECORD_SIZE", record.size, n))
+        if not (isinstance(failures, (int, np.integer)) and 0 <= failures <= RECORD_MAX_COUNT):
+            raise ValueError(f"the friction-failure count {failures!r} is not a count below 2^31")
+        info = np.zeros(2)
+        code = self.k.read_record(self._m, self._d, record, self.x, float(coordinate_limit), float(rate_limit), info)
+        if code != RecordCheck.OK:
+            raise ValueError(self._record_problem(RecordCheck(code), info, coordinate_limit, rate_limit))
         self.data.fric_fail[0] = int(failures)
         self.t = float(t)
 
-    def set_solver_state(self, s) -> None:
-        d, m = self.data, self.model
-        s = np.asarray(s, float)
-        nc, nv = m.nc, m.nv
-        if s.shape != (2 * nc + nv + 3,):
-            raise ValueError(f"solver state must hold {2 * nc + nv + 3} values (got {s.size})")
-        if not np.all(np.isfinite(s)):
-            raise ValueError("solver state holds non-finite values")
-        rows, cols = s[:nc].astype(np.int64), s[nc:nc + nv].astype(np.int64)
-        if sorted(rows.tolist()) != list(range(nc)) or sorted(cols.tolist()) != list(range(nv)) \
-                or not np.array_equal(rows, s[:nc]) or not np.array_equal(cols, s[nc:nc + nv]):
-            raise ValueError("solver state holds an invalid partition")
-        rank, valid = s[nc + nv], s[nc + nv + 1]
-        if not (float(rank).is_integer() and 0 <= rank <= min(nc, nv)) or valid not in (0.0, 1.0):
-            raise ValueError(f"solver state holds an invalid partition rank {rank!r} or flag {valid!r}")
-        d.cp_rows[:], d.cp_cols[:] = rows, cols
-        d.cp_rank[0], d.cp_valid[0] = int(s[nc + nv]), int(s[nc + nv + 1])
-        d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] = s[nc + nv + 2]
-        d.con_off[:] = s[nc + nv + 3:]
+    def _record_problem(self, code: RecordCheck, info, coordinate_limit, rate_limit) -> str:
+        i, v = int(info[0]), float(info[1])
+        if code == RecordCheck.NOT_FINITE:
+            return text("RECORD_NOT_FINITE", i, repr(v))
+        if code in (RecordCheck.COORDINATE, RecordCheck.RATE):
+            what = f"{'rate of coordinate' if code == RecordCheck.RATE else 'coordinate'} {self.cm.dof_names[i]}"
+            return text("RECORD_BEYOND_LIMIT", what, repr(v), rate_limit if code == RecordCheck.RATE else coordinate_limit)
+        if code == RecordCheck.COUNT:
+            return text("RECORD_COUNT", repr(v))
+        return text("RECORD_PARTITION") if code == RecordCheck.PARTITION else text("RECORD_RANK", repr(v))
 
     # ------------------------------------------------------------------ constraint outputs
     @property

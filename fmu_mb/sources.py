@@ -15,9 +15,9 @@ PACKAGE = Path(__file__).resolve().parent
 #: paths relative to it: FMUs do not carry it (fmi.builder) and it is not part of the core's
 #: identity, so editing it changes neither the digest nor the native kernels. native/library.py is
 #: no FMU's code either but stays: it shapes the native kernels, which this digest keys
-TOOLING = ("__main__.py", "cli.py", "demo.py", "scenarios", "interop", "samples.py", "sweep", "fmu_cache.py", "report",
-           "crosscheck.py", "fmi/native_fmu.py", "fmi/native_values.py",
-           "native/trajectory_code.py")
+TOOLING = ("__main__.py", "cli.py", "build.py", "runs.py", "fmu_info.py", "errors.py", "demo.py", "scenarios", "interop",
+           "samples.py", "sweep", "fmu_cache.py", "report", "crosscheck.py", "fmi/native_fmu.py", "fmi/native_values.py",
+           "fmi/binary.py", "fmi/model_table.py", "native/trajectory_code.py")
 
 
 def is_tooling(rel) -> bool:

@@ -9,7 +9,7 @@ imaginary axis the limit is h|λ| ≤ 2√2, on the negative real axis h|λ| ≤
 The eigenvalues come from the Jacobian ∂ẋ/∂x of the whole pipeline (constraints with their
 Baumgarte terms, supports, RFEM sdes, friction states) by central differences at the
 current state and inputs, through the Hessenberg QR iteration of kernels.stability (numpy's
-LAPACK eigenvalues agree to rounding, tests/test_stability.py). Measured against runs (crane with
+LAPACK eigenvalues agree to rounding, tests/kernels/test_stability.py). Measured against runs (crane with
 a flexible jib, rpsup with a flexible coupler, every option of the six models at their default
 steps): the runs that diverge within 0.05 s are exactly those with h above this limit; the limit
 is sharp (crane n_div = 5 from statics: h_max = 8.59e-5 s, 0.9·h_max runs, 1.1·h_max diverges at

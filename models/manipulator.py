@@ -147,7 +147,7 @@ RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK
 # 1 ms, 7.1e-4 at 1.5 ms; 1.2e-4 at 0.1 ms, where what is left is the link's 2.9e4 rad/s sde vibration, which no
 # step above ~1e-5 s follows), its joint-force RMS (eq. 34) within 1.8e-3 relative, the violation bounds of
 # Fig. 8 hold, and through FMPy it runs at 13.7× real time (11.4× at 1 ms: 1.25 ms keeps margin on both
-# targets, 1e-3 and 10×; bench/realtime.py, tests/test_linearly_implicit.py). ROS2 needs
+# targets, 1e-3 and 10×; bench/realtime.py, tests/kernels/test_linearly_implicit.py). ROS2 needs
 # 0.48 ms for 9.6e-4 (γ = 1 − 1/√2; the error is the psi13 swing's phase after x15 and x14 break away), which
 # is about 10× real time: no margin. RK4 at RK4_STEP (solver.integrator = 0) stays for reference runs.
 # (In torque mode with the flexible link and LuGre the small-γ methods' first step used to diverge; a step
@@ -159,7 +159,7 @@ RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK
 # (runs fail within 10-90 ms). A real arm has its motor's rotor behind a gear at ψ(1,2): option armature
 # (J_m·N², kg·m², on the three revolute drives; default 0 = the paper). With 0.5 kg·m² (load-to-rotor
 # inertia 5.6 at ψ(1,2), inside the servo sizing rule of ≤ 10) S_fl L_fl J_f runs 20 s at rated drives at the
-# default step, as RK4 at RK4_STEP does (tests/test_linearly_implicit.py); 0.2 kg·m² still fails (k_d·dt/J_a
+# default step, as RK4 at RK4_STEP does (tests/kernels/test_linearly_implicit.py); 0.2 kg·m² still fails (k_d·dt/J_a
 # = 2.1 > 2). With the rigid link, S_fl L_r J_f in torque mode runs 20 s at rated drives with every method.
 # With model.damping = DAMPING_LITERATURE the default step runs S_fl L_fl J_f 5.4e-4 from RK4 at 1.25e-6 s, and
 # its tenth step 9.7e-7 (the damping removes the sde vibration that stops the default damping's convergence at

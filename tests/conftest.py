@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from fmu_mb import registry
-from fmu_mb.fmi.builder import build_controller_fmu, build_fmu
+from fmu_mb.fmi.builder import build_fmu
+from fmu_mb.fmi.controller import build_controller_fmu
 
 
 @pytest.fixture(scope="session")
@@ -38,10 +39,12 @@ def extracted_python(fmus, tmp_path_factory):
 @pytest.fixture(scope="session")
 def native_fmus(tmp_path_factory):
     """{name: BuildResult} of every mechanism's native FMU (fmu_mb.fmi.native_fmu; linux64, and win64
-    where mingw-w64 is installed)."""
+    where mingw-w64 is installed) and the PD controller's (always native)."""
     from fmu_mb.fmi.native_fmu import build_native_fmu
     out = tmp_path_factory.mktemp("native_fmus")
-    return {m: build_native_fmu(m, out) for m in registry.available()}
+    built = {m: build_native_fmu(m, out) for m in registry.available()}
+    built["pd_controller"] = build_controller_fmu(out)
+    return built
 
 
 @pytest.fixture(scope="session")

@@ -215,7 +215,9 @@ def state_table(dir, phase):
 
 
 # ------------------------------------------------------------------------------------------ FMU states
-_HEAD = struct.Struct("<6sH32sBIIdddq")     # fmu_mb/fmi/state.py's documented layout
+#: fmu_mb.fmi.constants.STATE_HEAD (tests/fmi/test_constants.py checks they agree): this host imports no fmu_mb,
+#: which would be another fmu_mb core than a Python FMU's in this process
+_HEAD = struct.Struct("<6sH32sBIIdddq")
 
 
 def _split(blob):
@@ -233,9 +235,11 @@ def _join(head, vals, state):
 
 
 def _saved_names(lib):
-    """Names of the saved values, in the record's order: parameters, then inputs (value-reference order)."""
+    """Names of the saved values, in the record's order: parameters, inputs as set, inputs in force (the
+    latter as "held:<name>"; value-reference order)."""
     mv = sorted(lib.md.modelVariables, key=lambda v: v.valueReference)
-    return [v.name for v in mv if v.causality == "parameter"] + [v.name for v in mv if v.causality == "input"]
+    inputs = [v.name for v in mv if v.causality == "input"]
+    return [v.name for v in mv if v.causality == "parameter"] + inputs + ["held:" + n for n in inputs]
 
 
 def _forge(lib, blob, field):
@@ -250,9 +254,9 @@ def _forge(lib, blob, field):
         head[{"t_start": 6, "t_stop": 7, "time": 8}[kind]] = float(arg)
     elif kind == "fails":
         head[9] = int(arg)
-    elif kind == "value":
+    elif kind in ("value", "held"):
         name, _, v = arg.rpartition("=")
-        vals[names.index(name)] = float(v)
+        vals[names.index(name if kind == "value" else "held:" + name)] = float(v)
     elif kind == "q":
         state[0] = float(arg)
     elif kind == "qd":
@@ -299,6 +303,98 @@ def forged_state(dir, field, inputs=None, steps=3, dt=0.01):
     return {"deserialize": ds, "set": ss, "refusal": refusal, "unchanged": _hex(after) == _hex(before),
             "step_after": step_after, "same_next": _hex(next_forged) == _hex(next_genuine),
             "genuine": [ds2, ss2, step_genuine]}
+
+
+@case
+def beyond_limits(dir, values, steps=400, dt=0.01):
+    """Inputs that drive a coordinate or rate past the FMU's state limits (issue 36: fmi2OK with a coordinate
+    of -5.3e33, then the FMU refused to restore the state it had reached): after every fmi2OK step the state
+    is saved and restored on the spot; the first refused step's message."""
+    lib = Library(dir)
+    h = Host(lib, "limits")
+    init = h.init({})
+    h.set(values)
+    t, statuses, unrestorable = 0.0, [], []
+    for _ in range(steps):
+        st = h.step(t, dt)
+        statuses.append(st)
+        if st > 1:
+            break
+        t += dt
+        gs, s = h.get_state()
+        ss = h.f.fmi2SetFMUstate(h.c, s)
+        if gs > 1 or ss > 1:
+            unrestorable.append([t, h.errors()[-1:]])
+        h.f.fmi2FreeFMUstate(h.c, byref(s))
+    errors = h.errors()
+    h.free()
+    return {"init": init, "statuses": statuses, "t": t, "unrestorable": unrestorable, "errors": errors[-1:]}
+
+
+def _read_all(h):
+    """Every output of every type (Real, Integer/Enumeration, Boolean), as hex strings or integers."""
+    out = []
+    for types, fn, ctype in ((("Real",), h.f.fmi2GetReal, c_double), (("Integer", "Enumeration"), h.f.fmi2GetInteger,
+                                                                      c_int), (("Boolean",), h.f.fmi2GetBoolean, c_int)):
+        vrs = [v.valueReference for v in h.lib.md.modelVariables if v.causality == "output" and v.type in types]
+        buf = (ctype * max(1, len(vrs)))()
+        st = fn(h.c, (c_uint * max(1, len(vrs)))(*vrs), len(vrs), buf)
+        out.append(st)
+        out += [float(x).hex() if ctype is c_double else int(x) for x in buf[:len(vrs)]]
+    return out
+
+
+@case
+def restore_fuzz(dir, seed=1, n=250, dt=0.01):
+    """Random legitimate and hostile calls between saving and restoring FMU states (inputs set to sane,
+    huge (±1e300), NaN and infinite values, steps of several sizes, some refused): after every
+    fmi2SetFMUstate every output (Real, Integer, Boolean) reads what it read when the state was saved, bit
+    for bit; restoring a genuine state succeeds whatever inputs are held; every state an fmi2OK step
+    reaches can be saved and restored on the spot."""
+    import random
+    rng = random.Random(seed)
+    lib = Library(dir)
+    h = Host(lib, "fuzz")
+    init = h.init({})
+    inputs = [v.name for v in lib.md.modelVariables if v.causality == "input" and v.type == "Real"]
+    values = [0.0, 1e300, -1e300, float("nan"), float("inf"), 1e15, -1e5]
+    saved, t = [], 0.0
+    out = {"init": init, "mismatch": [], "refused": [], "unrestorable": [], "steps": [0, 0], "restores": 0}
+    for k in range(n):
+        a = rng.random()
+        if a < 0.3 and inputs:
+            name = rng.choice(inputs)
+            start = float(lib.var[name].start or 0.0)
+            h.set({name: rng.choice(values + [start, start * (1 + rng.uniform(-0.2, 0.2)) + rng.uniform(-1, 1)])})
+        elif a < 0.65:
+            size = rng.choice((dt, dt / 3, 2.5 * dt))
+            st = h.step(t, size)
+            out["steps"][st > 1] += 1
+            if st <= 1:
+                t += size
+                before = _read_all(h)
+                gs, s = h.get_state()
+                ss = h.f.fmi2SetFMUstate(h.c, s) if gs <= 1 else 99
+                if ss > 1 or _read_all(h) != before:
+                    out["unrestorable"].append([k, t, ss, h.errors()[-1:]])
+                h.f.fmi2FreeFMUstate(h.c, byref(s))
+        elif a < 0.8 or not saved:
+            st, s = h.get_state()
+            if st <= 1:
+                saved.append((s, _read_all(h), t))
+        else:
+            s, outputs, ts = rng.choice(saved)
+            st = h.f.fmi2SetFMUstate(h.c, s)
+            out["restores"] += 1
+            if st > 1:
+                out["refused"].append([k, h.errors()[-1:]])
+            elif _read_all(h) != outputs:
+                got = _read_all(h)
+                out["mismatch"].append([k, [i for i, (x, y) in enumerate(zip(got, outputs)) if x != y][:5]])
+            else:
+                t = ts
+    h.free()
+    return out
 
 
 # ------------------------------------------------------------------------------------------ values

@@ -53,8 +53,8 @@ def test_a_run_leaves_the_model_unchanged():
     two simulators of one compiled mechanism do not see each other's settings."""
     cm = compile_mechanism(registry.build("crane"))
     before = {f: np.array(getattr(cm.model, f), copy=True) for f in cm.model._fields}
-    a = Simulator(cm, step_size=1e-4, alpha=7.0)
-    b = Simulator(cm, step_size=1e-4)
+    a = Simulator(cm, h=1e-4, alpha=7.0)
+    b = Simulator(cm, h=1e-4)
     a.set_trajectory("lift", delta=0.5)
     a.step(0.01)
     for f, v in before.items():
@@ -84,7 +84,7 @@ def test_kernel_fills_every_catalogue_output(name):
     from fmu_mb.fmi.interface import constraint_union
     module = registry.load(name)
     cm = compile_mechanism(module.build())
-    sim = Simulator(cm, step_size=1e-4)
+    sim = Simulator(cm, h=1e-4)
     sim.step(1e-3)
     sim.evaluate()
     cons, _ = constraint_union(module)
@@ -121,7 +121,7 @@ def test_crane_support_forces_balance_its_weight():
     of the mechanism at rest, independent of the support model's code)."""
     module = registry.load("crane")
     cm = compile_mechanism(module.build(mode="torque"))
-    sim = Simulator(cm, step_size=1e-4)
+    sim = Simulator(cm, h=1e-4)
     sim.initialize(static=True)
     f = sim.support_forces()
     assert f.shape == (8, 3)
@@ -151,7 +151,7 @@ def test_simulator_state_round_trip(name):
     """state_record → steps → restore_record → the same steps again: bit for bit; a bad record is
     refused before anything is written."""
     cm = compile_mechanism(registry.build(name))
-    sim = Simulator(cm, step_size=1e-3)
+    sim = Simulator(cm, h=1e-3)
     sim.step(0.01)
     rec, fails = sim.state_record()
     t = sim.t

@@ -5,7 +5,6 @@ Every command runs in a subprocess (``sys.executable -m fmu_mb``) on the session
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -95,13 +94,13 @@ def test_simulate_a_model_by_name_builds_once_and_reuses_the_fmu(fmus, tmp_path)
             assert np.max(np.abs(got[n] - ref[n])) <= 1e-12, n
 
 
-def test_simulate_prints_final_values_and_runs_the_native_kernels(fmus):
-    """Without --csv/--plot it prints the final values; the FMU's debug log shows that the
-    trimmed core it carries (no tooling) still loads its native kernels in a fresh process."""
+def test_simulate_prints_final_values_and_runs_the_compiled_kernels(fmus):
+    """Without --csv/--plot it prints the final values; the FMU's debug log shows that the trimmed core it
+    carries (no tooling) builds the mechanism in a fresh process, stepped by the kernels of its binary."""
     r = run("simulate", fmus["five_axis"].path, "--stop-time", 0.05, "--outputs", "joint1.q,joint2.F[3]",
             "--debug-logging")
     assert r.returncode == 0, r.stderr
-    assert "kernels: native kernel library (" in r.stdout
+    assert "kernels: compiled library (rk4), built by the model file's Python for model.friction = none" in r.stdout
     assert re.search(r"^  joint2\.F\[3\]\s+\S+ N$", r.stdout, re.M)
 
 
@@ -153,7 +152,7 @@ def test_build_help_and_build_fmus_py():
     for cmd in ([sys.executable, "-m", "fmu_mb", "build", "--help"], [sys.executable, "build_fmus.py", "--help"]):
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
-        for option in ("MODEL", "--model", "--out", "--no-controller", "--no-native", "five_axis"):
+        for option in ("MODEL", "--model", "--out", "--no-controller", "--kind", "five_axis"):
             assert option in r.stdout
     for cmd in ([sys.executable, "-m", "fmu_mb", "build", "no_such_model"],
                 [sys.executable, "build_fmus.py", "--model", "no_such_model"]):
@@ -165,36 +164,33 @@ def test_build_help_and_build_fmus_py():
 
 def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     """``build`` does what build_fmus.py did: the models named (positional or --model, default
-    all), --model-file, --out, --no-controller, --no-native, --integer-options."""
-    from fmu_mb.fmi import builder
+    all), --model-file, --out, --no-controller, --integer-options."""
+    from fmu_mb.fmi import builder, controller
     calls = []
 
     def fake(name):
         def f(*a, **k):
             calls.append((name, a, k))
-            if name == "native":
-                return tmp_path, 0.0
             return builder.BuildResult(tmp_path / "x.fmu", tmp_path / "x.md", 1024, 3, 0.1, [])
         return f
-    for attr, name in (("build_fmu", "fmu"), ("build_controller_fmu", "controller"), ("native_kernels", "native")):
-        monkeypatch.setattr(builder, attr, fake(name))
-    assert cli.main(["build", "crane", "--model", "five_axis", "--out", str(tmp_path), "--no-native",
-                     "--no-cross-check"]) == 0
-    assert calls == [("fmu", ("crane", str(tmp_path)), {"native": False, "enumerations": True}),
-                     ("fmu", ("five_axis", str(tmp_path)), {"native": False, "enumerations": True}),
+    monkeypatch.setattr(builder, "build_fmu", fake("fmu"))
+    monkeypatch.setattr(controller, "build_controller_fmu", fake("controller"))
+    assert cli.main(["build", "crane", "--model", "five_axis", "--out", str(tmp_path), "--no-cross-check"]) == 0
+    assert calls == [("fmu", ("crane", str(tmp_path)), {"enumerations": True}),
+                     ("fmu", ("five_axis", str(tmp_path)), {"enumerations": True}),
                      ("controller", (str(tmp_path),), {})]
     calls.clear()
-    assert cli.main(["build", "crane", "--no-controller", "--no-native", "--integer-options", "--no-cross-check"]) == 0
-    assert calls == [("fmu", ("crane", "dist"), {"native": False, "enumerations": False})]
+    assert cli.main(["build", "crane", "--no-controller", "--integer-options", "--no-cross-check"]) == 0
+    assert calls == [("fmu", ("crane", "dist"), {"enumerations": False})]
     calls.clear()
     arm = str(ROOT / "examples" / "two_link_arm.py")
-    assert cli.main(["build", "--model-file", arm, "--no-controller", "--no-native", "--no-cross-check"]) == 0
-    assert calls == [("fmu", (arm, "dist"), {"native": False, "enumerations": True})]
+    assert cli.main(["build", "--model-file", arm, "--no-controller", "--no-cross-check"]) == 0
+    assert calls == [("fmu", (arm, "dist"), {"enumerations": True})]
     calls.clear()
     assert cli.main(["build", "--no-controller", "--no-cross-check"]) == 0
     from fmu_mb import registry
-    assert [c[0] for c in calls] == ["native"] + ["fmu"] * len(registry.available())
-    assert [c[1][0] for c in calls[1:]] == registry.available() and calls[1][1][1] == "dist"
+    assert [c[0] for c in calls] == ["fmu"] * len(registry.available())
+    assert [c[1][0] for c in calls] == registry.available() and calls[0][1][1] == "dist"
 
 
 def test_scenario_and_demo_delegate(monkeypatch):
@@ -215,6 +211,9 @@ def test_scenario_and_demo_delegate(monkeypatch):
 def test_fmus_carry_no_tooling_and_a_consistent_core_digest(extracted):
     for name, folder in extracted.items():
         core = folder / "resources" / "fmu_mb"
+        if name == "pd_controller":          # the FMU core alone: no Python at all
+            assert not (folder / "resources" / "fmu_mb").exists()
+            continue
         assert (core / "fmi" / "slave.py").is_file()
         for t in TOOLING:
             assert not (core / t).exists(), f"{name}: resources/fmu_mb/{t}"
@@ -222,9 +221,7 @@ def test_fmus_carry_no_tooling_and_a_consistent_core_digest(extracted):
         script = (folder / "resources" / f"fmu_mb_slave_{name}.py").read_text()
         digest = re.search(r'^CORE_DIGEST = "([0-9a-f]{64})"$', script, re.M).group(1)
         assert digest == core_digest(core) == core_digest()       # what it carries is what it names
-        manifest = core / "native" / "lib" / "manifest.json"
-        if manifest.is_file():
-            assert json.loads(manifest.read_text())["core_digest"] == digest
+        assert not (core / "native" / "lib").exists() and not (core / "fmi" / "c").exists()   # (in the binary)
 
 
 def test_python_dash_m_and_the_console_script_are_the_same_command():

@@ -170,10 +170,9 @@ def test_build_cross_check_option(fmus, monkeypatch, tmp_path, capsys):
     """``fmu-mb build ... --cross-check DIR`` writes the folder of every FMU built (here the
     session's, handed out by a stand-in builder), one line each; without it they go to
     OUT/cross-check; --no-cross-check with a DIR and a file as DIR are refused."""
-    from fmu_mb.fmi import builder
-    monkeypatch.setattr(builder, "build_fmu", lambda name, out, native=True, enumerations=True: fmus[name])
-    monkeypatch.setattr(builder, "build_controller_fmu", lambda out: fmus["pd_controller"])
-    monkeypatch.setattr(builder, "native_kernels", lambda: (tmp_path, 0.0))
+    from fmu_mb.fmi import builder, controller
+    monkeypatch.setattr(builder, "build_fmu", lambda name, out, enumerations=True: fmus[name])
+    monkeypatch.setattr(controller, "build_controller_fmu", lambda out: fmus["pd_controller"])
     assert cli.main(["build", "three_loop", "--out", str(tmp_path), "--cross-check", str(tmp_path / "xc")]) == 0
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("cross-check: ")]
     assert len(lines) == 2

@@ -73,7 +73,7 @@ def test_rigid_tree_conserves_energy():
     cm = compile_mechanism(mech)
     h = 2.5e-4
     assert omega_max(cm, cm.q0) * h < 0.05
-    sim = Simulator(cm, step_size=h)
+    sim = Simulator(cm, h=h)
     sim.set_state(qd=np.random.default_rng(0).normal(0, 1.0, cm.nv))
     hist = run(sim, 10.0)
     assert drift(hist) <= 1e-7
@@ -89,7 +89,7 @@ def test_drive_armature_is_in_the_kinetic_energy():
     for j in mech.joints:
         j.armature = rng.uniform(0.05, 0.5, j.ndof)
     cm = compile_mechanism(mech)
-    sim = Simulator(cm, step_size=2.5e-4)
+    sim = Simulator(cm, h=2.5e-4)
     sim.set_state(qd=np.random.default_rng(0).normal(0, 1.0, cm.nv))
     hist = run(sim, 10.0)
     assert drift(hist) <= 1e-7
@@ -101,7 +101,7 @@ def test_flexible_pendulum_conserves_energy():
     cm = compile_mechanism(flexible_pendulum())
     w = omega_max(cm, cm.q0)
     h = 0.05 / w
-    sim = Simulator(cm, step_size=h)
+    sim = Simulator(cm, h=h)
     hist = run(sim, 10.0)
     assert drift(hist) <= 1e-7
     assert min(e["elastic"] for e in hist) >= 0 and max(e["elastic"] for e in hist) > 1e-4  # it bends
@@ -121,7 +121,7 @@ def base_on_springs(damping):
 def test_base_on_springs_conserves_energy():
     cm = compile_mechanism(base_on_springs(0.0))
     w = omega_max(cm, cm.q0)
-    sim = Simulator(cm, step_size=0.05 / w)
+    sim = Simulator(cm, h=0.05 / w)
     hist = run(sim, 10.0)
     assert drift(hist) <= 1e-7
 
@@ -144,7 +144,7 @@ def test_dissipation_balances(case):
         # while sliding the bristle state relaxes at rate σ0·|q̇|/g(q̇) ≈ 1e3·3/0.1 = 3e4 1/s:
         # explicit RK4 needs h < 2.8/3e4 ≈ 9e-5 s
         h = min(h, 2e-5)
-    sim = Simulator(cm, step_size=h)
+    sim = Simulator(cm, h=h)
     hist = run(sim, 2.0)
     mech_energy = np.array([e["kinetic"] + e["gravity"] + e["elastic"] for e in hist])
     diss = np.array([e["dissipated"] for e in hist])
@@ -158,7 +158,7 @@ def test_input_work_is_accounted():
     mech = cm.mechanism
     mech.joints[1].actuated = True
     cm = compile_mechanism(mech)
-    sim = Simulator(cm, step_size=0.05 / omega_max(cm, cm.q0))
+    sim = Simulator(cm, h=0.05 / omega_max(cm, cm.q0))
     sim.set_drive([3.0])
     hist = run(sim, 2.0)
     assert hist[-1]["work_in"] != 0.0

@@ -31,8 +31,13 @@ def test_fmu_is_valid(fmus, name):
     with zipfile.ZipFile(r.path) as z:
         names = set(z.namelist())
         root = etree.fromstring(z.read("modelDescription.xml"))
-    assert {f"binaries/linux64/{name}.so", "binaries/linux64/pythonfmu-export.so",
-            f"resources/fmu_mb_slave_{name}.py", "resources/fmu_mb/kernels/dynamics.py"} <= names
+    if name == "pd_controller":       # the FMU core with its controller model: no Python
+        assert {f"binaries/linux64/{name}.so", "resources/interface.json"} <= names
+        assert not any("pythonfmu" in n or n.endswith(".py") for n in names)
+    else:
+        assert {f"binaries/linux64/{name}.so", "binaries/linux64/pythonfmu-export.so",
+                f"resources/fmu_mb_slave_{name}.py", "resources/fmu_mb/kernels/dynamics.py"} <= names
+        assert not any(n.startswith("resources/fmu_mb/native/lib/") for n in names)  # the kernels: in the binary
     cs = root.find("CoSimulation")
     assert cs.get("needsExecutionTool") == "false"
     assert cs.get("canGetAndSetFMUstate") == cs.get("canSerializeFMUstate") == "true"
@@ -66,7 +71,7 @@ DRIVE = {"joint1.tau_drive": 2.0, "joint2.tau_drive": -1.0, "joint3.tau_drive": 
 
 def direct_run(friction, T, dt, method="rk4"):
     cm = compile_mechanism(registry.build("five_axis", friction=friction))
-    sim = Simulator(cm, step_size=1e-3, method=method)
+    sim = Simulator(cm, h=1e-3, method=method)
     sim.set_drive([DRIVE[f"joint{k}.tau_drive"] for k in range(1, 6)])
     rows = []
     for _ in range(int(round(T / dt))):
@@ -309,17 +314,6 @@ def invalid_option_code(fmus):
 
 
 @case
-def invalid_kernel_backend(fmus):
-    os.environ["FMU_MB_BACKEND"] = "fast"
-    try:
-        inst, st = _init_with(fmus)
-    finally:
-        del os.environ["FMU_MB_BACKEND"]
-    return st, "FMU_MB_BACKEND must be one of auto, jit, native (got 'fast')", inst, \
-        inst.call_status(inst.fmu.exitInitializationMode) == 0
-
-
-@case
 def parameter_after_initialization(inst):
     st = inst.call_status(inst.fmu.setReal, [inst.vr["gravity[3]"]], [-1.0])
     return st, "is fixed after initialization", inst, True
@@ -404,7 +398,7 @@ def test_bad_input_gives_error_status_and_message(fmus, name):
         inst.close()
 
 
-JIT_RUN = r"""
+FRESH_RUN = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[2])
 from tests.fmu_host import Instance
@@ -420,27 +414,27 @@ inst.close()
 """
 
 
-def test_fmu_runs_native_kernels_and_the_jit_fallback_gives_the_same_bits(fmus):
-    """In a fresh process the FMU runs its native kernels without ever importing numba (logged
-    at initialization); FMU_MB_BACKEND=jit runs the numba kernels, with bitwise the same outputs.
-    In a process that already has numba loaded (this one) the FMU still runs its native kernels."""
+def test_python_fmu_runs_its_compiled_kernels_without_numba(fmus, native_fmus):
+    """In a fresh process the Python FMU builds its mechanism in Python and steps it with the kernels
+    compiled into its binary, never importing numba (logged at initialization); the native FMU of the same
+    model gives the same bits. In a process that already has numba loaded (this one) it does the same."""
     import json
     runs = {}
-    for backend in ("auto", "jit"):
-        env = dict(os.environ, FMU_MB_BACKEND=backend,
-                   FMU_MB_CACHE=os.environ.get("FMU_MB_TEST_CACHE", str(Path.home() / ".cache" / "fmu_mb")))
-        r = subprocess.run([sys.executable, "-c", JIT_RUN, str(fmus["five_axis"].path), str(ROOT)],
+    for kind, built in (("python", fmus), ("native", native_fmus)):
+        env = dict(os.environ, FMU_MB_CACHE=os.environ.get("FMU_MB_TEST_CACHE", str(Path.home() / ".cache" / "fmu_mb")))
+        r = subprocess.run([sys.executable, "-c", FRESH_RUN, str(built["five_axis"].path), str(ROOT)],
                            capture_output=True, text=True, env=env, timeout=1800)
         assert r.returncode == 0, r.stderr[-3000:]
-        runs[backend] = json.loads(r.stdout.strip().splitlines()[-1])
-    assert "kernels: native kernel library (" in runs["auto"]["log"][0] and not runs["auto"]["numba"]
-    assert "kernels: numba JIT" in runs["jit"]["log"][0] and runs["jit"]["numba"]
-    assert runs["auto"]["rows"] == runs["jit"]["rows"]
-    assert abs(float.fromhex(runs["auto"]["rows"][-1][0])) > 1e-4
+        runs[kind] = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "kernels: compiled library (rk4), built by the model file's Python for model.friction = stribeck" \
+        in runs["python"]["log"][0] and not runs["python"]["numba"]
+    assert "kernels: compiled library (rk4), option combination 2: model.friction = stribeck" in runs["native"]["log"][0]
+    assert runs["python"]["rows"] == runs["native"]["rows"]
+    assert abs(float.fromhex(runs["python"]["rows"][-1][0])) > 1e-4
     inst = _fresh(fmus)
     log = [m for _, _, m in inst.messages if "kernels:" in m][0]
     inst.close()
-    assert "kernels: native kernel library (" in log
+    assert "kernels: compiled library (rk4), built by the model file's Python" in log
 
 
 def test_two_instances_in_one_process_are_independent(fmus):
@@ -565,7 +559,7 @@ def test_constrained_fmus_equal_the_direct_simulator(fmus, name):
     T, dt = 0.2, 0.02
     res = simulate_fmu(str(fmus[name].path), stop_time=T, output_interval=dt, start_values=inputs,
                        output=[v.name for v in cols])
-    sim = Simulator(cm, step_size=meta.get("step_size", 1e-3), method=meta.get("method", "rk4"), assemble=False)
+    sim = Simulator(cm, h=meta.get("step_size", 1e-3), method=meta.get("method", "rk4"), assemble=False)
     sim.initialize(static=meta.get("static_start", False))
     for k, v in inputs.items():
         var = next(x for x in itf.vars if x.name == k)
@@ -623,29 +617,6 @@ def test_constrained_fmu_state_round_trip(fmus, name):
         assert not inst.errors()
     finally:
         inst.close()
-
-
-@pytest.mark.parametrize("host_enabled", [True, False])
-def test_initialization_leaves_the_hosts_garbage_collector_as_it_was(fmus, host_enabled):
-    """The slave pauses the cyclic collector while it builds (fmi.table_slave.collection_paused):
-    the host's setting comes back after a good and after a refused initialization."""
-    import gc
-    was = gc.isenabled()
-    (gc.enable if host_enabled else gc.disable)()
-    try:
-        good = _fresh(fmus)
-        assert gc.isenabled() is host_enabled
-        good.close()
-        bad = Instance(fmus["five_axis"].path, name="bad")
-        bad.fmu.setupExperiment(startTime=0.0)
-        bad.fmu.enterInitializationMode()
-        bad.set(**{"model.friction": 99})   # refused when the mechanism is built
-        with pytest.raises(Exception):
-            bad.fmu.exitInitializationMode()
-        assert gc.isenabled() is host_enabled
-        bad.close()
-    finally:
-        (gc.enable if was else gc.disable)()
 
 
 def test_sweep_instances_set_enumerations_by_item_name(fmus):

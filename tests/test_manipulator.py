@@ -45,7 +45,7 @@ def baumgarte(t):
 def run(base="rigid", link="rigid", friction="none", h=1e-4, formulation="gpme", T=4.0, every=0.01):
     """Programmed run from the paper's start (statics with E at A, then 1 cm off along x(1,5))."""
     cm = compiled(base=base, link=link, friction=friction, formulation=formulation)
-    sim = Simulator(cm, step_size=h)
+    sim = Simulator(cm, h=h)
     sim.set_state(q=scen.static_start(cm), qd=np.zeros(cm.nv))
     rows = cm.constraint("path").rows
     out = {k: [] for k in ("t", "q", "path", "balance", "kinetic", "wc", "E")}
@@ -226,7 +226,7 @@ def test_fmu_default_integrator_with_literature_damping_converges_to_rk4():
     from fmu_mb.stability import rk4_step_limit
     opts = dict(base="flexible", link="flexible", friction="lugre", damping=MOD.DAMPING_LITERATURE)
     cm = compiled(**opts)
-    sim = Simulator(cm, step_size=1e-6)
+    sim = Simulator(cm, h=1e-6)
     sim.set_state(q=scen.static_start(cm))
     assert 1.4e-6 <= rk4_step_limit(sim).h_max <= 1.8e-6
     ref, _, tenth = _assert_default_step_accuracy(opts, ref_h=1.25e-6)

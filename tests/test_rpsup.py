@@ -50,7 +50,7 @@ def compiled(**options):
 def started(cm, h):
     """A simulator of ``cm`` at its static start."""
     st = scen.static_start(cm)
-    sim = Simulator(cm, step_size=h)
+    sim = Simulator(cm, h=h)
     sim.set_state(q=st.q, qd=np.zeros(cm.nv))
     return sim
 

@@ -111,7 +111,7 @@ def test_a_broken_user_file_gets_one_line_naming_the_object_and_field(tmp_path, 
     line, expect = BROKEN[case]
     path = tmp_path / "broken.py"
     path.write_text(TEMPLATE.format(case=case, line=line))
-    r = build(path, tmp_path / "dist", "--no-native")
+    r = build(path, tmp_path / "dist")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert re.search(expect, r.stderr), r.stderr
@@ -122,11 +122,11 @@ def test_file_level_mistakes_are_usage_errors(tmp_path):
     identifier are refused before anything is built."""
     bad = tmp_path / "syntax.py"
     bad.write_text("def build(:\n    pass\n")
-    r = build(bad, tmp_path / "d", "--no-native")
+    r = build(bad, tmp_path / "d")
     assert r.returncode == 1 and re.search(r"syntax\.py:1: the model file does not import: SyntaxError", r.stderr)
-    r = build(tmp_path / "missing.py", tmp_path / "d", "--no-native")
+    r = build(tmp_path / "missing.py", tmp_path / "d")
     assert r.returncode == 2 and "missing.py: no such file" in r.stderr
     dashed = tmp_path / "my-arm.py"
     dashed.write_text(EXAMPLE.read_text())
-    r = build(dashed, tmp_path / "d", "--no-native")
+    r = build(dashed, tmp_path / "d")
     assert r.returncode == 1 and "must be an identifier" in r.stderr and "my_arm.py" in r.stderr

@@ -1,39 +1,30 @@
-"""Build a mechanism FMU: pythonfmu packaging + fmu_mb's model description, binary and core.
+"""Build a Python FMU: pythonfmu packaging of the model file and the fmu_mb core, over the FMU core's binary.
 
 FMU layout::
 
     modelDescription.xml                 generated from the interface table (fmi.description)
-    binaries/linux64/<model>.so          the fmu_mb shim (fmi/shim/fmu_mb_shim.c), compiled here
-    binaries/linux64/pythonfmu-export.so pythonfmu's FMI wrapper, loaded by the shim
+    binaries/linux64/<model>.so          the FMU core (fmu_mb/fmi/c, fmi.binary) with its Python run source
+                                         (c/python.c) and the kernel library's object code
+    binaries/linux64/pythonfmu-export.so pythonfmu's wrapper: embeds Python and starts the slave
     resources/fmu_mb_slave_<model>.py    the slave script (unique module name per model)
     resources/fmu_mb/                    the fmu_mb core (Python sources)
-    resources/fmu_mb/native/lib/         its kernel library, compiled ahead of time (mechanisms; fmu_mb.native)
     resources/models/<model>.py          the model file
+    resources/interface.json             the interface table (the slave reads it)
     resources/pythonfmu/                 pythonfmu's Python package (added by its builder)
     documentation/interface.md           the interface table
 
-Start-up: FMPy and other hosts extract an FMU to a fresh directory each run, and
-numba keys its on-disk cache by source path, so compiled kernels would be lost
-every time. The slave script therefore installs the core once into
-``$FMU_MB_CACHE`` (default ``~/.cache/fmu_mb``) under a directory named by the
-SHA-256 of its sources and imports it from there: every later instantiation, in
-any process, finds numba's cache next to those stable files. If ``fmu_mb`` is
-already imported in the host process, its sources must have the same digest
-(otherwise instantiation fails with a message saying so).
-
-Native kernels: a mechanism FMU carries the kernel library of its core for this platform
-(fmu_mb.native: the C library the native FMUs link, compiled once per core digest, ~45 s),
-which its slave calls through ctypes without importing numba, so the first doStep follows
-fmi2Instantiate within a fraction of a second even on a machine that never ran it, with any
-Python version. Where it cannot load (another platform), or with ``native=False``, the slave
-falls back to the numba JIT and its cache.
+The binary serves every FMI call with the same core as a native FMU (fmu_mb.fmi.native_fmu); the model
+file's Python builds the compiled arrays for the parameter values in force (fmu_mb.fmi.slave): any value of
+every option, the trajectory tables of any path class. Start-up: FMPy and other hosts extract an FMU to a
+fresh directory each run; the slave script installs the core once into ``$FMU_MB_CACHE`` (default
+``~/.cache/fmu_mb``) under a directory named by the SHA-256 of its sources and imports it from there. If
+``fmu_mb`` is already imported in the host process, its sources must have the same digest (otherwise
+instantiation fails with a message saying so). Nothing at run time imports numba.
 """
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 import zipfile
@@ -47,9 +38,6 @@ from .description import fmu_guid, interface_markdown, model_description
 from .interface import INTERFACE_FILE, build_interface, check_variants
 
 PACKAGE = Path(__file__).resolve().parents[1]
-SHIM_SOURCE = Path(__file__).with_name("shim") / "fmu_mb_shim.c"
-#: what the shim shares with the native FMUs' C layer (FMI types, log categories, URI parsing)
-SHIM_COMMON = SHIM_SOURCE.with_name("fmi2_common.h")
 VERSION = "0.1.0"
 
 
@@ -129,18 +117,8 @@ MECHANISM_CLASS = '''from fmu_mb.fmi.slave import MechanismSlave  # noqa: E402
 class {model}(MechanismSlave):
     MODEL_NAME = "{model}"
     MODEL_FILE = str(_HERE / "models" / "{model}.py")
-    NATIVE_DIR = str(_HERE / "fmu_mb" / "native" / "lib")
     INTERFACE_DIGEST = "{digest}"
 '''
-
-CONTROLLER_CLASS = '''from fmu_mb.fmi.controller import PDControllerSlave  # noqa: E402
-
-
-class {model}(PDControllerSlave):
-    CHANNELS = {channels}
-    INTERFACE_DIGEST = "{digest}"
-'''
-
 
 @dataclass
 class BuildResult:
@@ -152,42 +130,19 @@ class BuildResult:
     problems: list
 
 
-def _libpython() -> str:
-    libdir = sysconfig.get_config_var("LIBDIR") or ""
-    name = sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY") or "libpython3.so"
-    path = Path(libdir) / name
-    return str(path) if path.exists() else name
-
-
 _TOOLING_PARTS = tuple(Path(t).parts for t in TOOLING)
 
 
 def _core_files(directory, names) -> set:
-    """copytree filter of the core: no caches, no C sources, no native build output (the FMU
-    gets the native kernels of this core explicitly), no tooling (fmu_mb.sources.TOOLING: the
-    command line, demo and scenarios, which the core digest leaves out as well)."""
+    """copytree filter of the core: no caches, no C sources, no build output, no tooling
+    (fmu_mb.sources.TOOLING: the command line, demo and scenarios, which the core digest leaves out as well)."""
     rel = Path(directory).relative_to(PACKAGE)
     skip = {n for n in names if n == "__pycache__" or n.endswith((".pyc", ".c", ".h")) or is_tooling(rel / n)}
     if Path(directory).name == "native" and "lib" in names:
         skip.add("lib")
+    if rel == Path("fmi") and "c" in names:
+        skip.add("c")
     return skip
-
-
-def compile_shim(dest: Path, model_identifier: str, guid: str) -> Path:
-    """Compile the shim for one FMU (its model identifier and GUID) with the C compiler (cc/gcc)
-    into ``dest`` (a .so path)."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        raise RuntimeError("building an fmu_mb FMU needs a C compiler (cc or gcc) for the FMU binary")
-    site = sysconfig.get_paths()["purelib"]
-    cmd = [cc, "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Werror",
-           f'-DFMU_MB_LIBPYTHON="{_libpython()}"', f'-DFMU_MB_SITE="{site}"',
-           f'-DFMU_MB_ID="{model_identifier}"', f'-DFMU_MB_GUID="{guid}"',
-           str(SHIM_SOURCE), "-o", str(dest), "-ldl", "-lpthread"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"compiling the FMU binary failed:\n{' '.join(cmd)}\n{r.stderr}")
-    return dest
 
 
 def _pythonfmu_binary() -> Path:
@@ -201,11 +156,24 @@ def _pythonfmu_binary() -> Path:
     return lib
 
 
-def _package(name: str, script_text: str, itf, description: str, stop_time: float, comm_step: float,
-             out_dir, model_file: Path | None, validate: bool, t0: float, native: Path | None,
-             enumerations: bool = True) -> BuildResult:
-    """pythonfmu packaging of a slave script + fmu_mb core (with the native kernels in
-    ``native``, if given), then fmu_mb's XML and binary."""
+def _binary(itf, name: str, mechanisms, dest: Path, log=print) -> Path:
+    """The FMU core with the Python run source and the kernel library, for linux64 (fmi.binary); its messages
+    name each constraint's group, type and point as in ``mechanisms`` (every Choice/Flag combination)."""
+    from ..native.library import cached
+    from .binary import link
+    from .model_table import model_table_source
+    from .variants import violation_text
+    kernels = cached(("linux64",), log)["linux64"]
+    violation = {v.source[1]: violation_text(v.source[1], mechanisms) for v in itf.vars
+                 if v.source[0] in ("con_violation", "con_violation_angle")}
+    table = dest.with_name(f"{name}_model_table.c")
+    table.write_text(model_table_source(itf, fmu_guid(itf), f"fmu_mb_slave_{name}.py", violation))
+    return link("linux64", table, dest, "mechanism", "python", kernels)
+
+
+def _package(name: str, script_text: str, itf, mechanisms, description: str, stop_time: float, comm_step: float,
+             out_dir, model_file: Path, validate: bool, t0: float, enumerations: bool = True) -> BuildResult:
+    """pythonfmu packaging of a slave script + fmu_mb core + model file, then fmu_mb's XML and binary."""
     from pythonfmu import FmuBuilder
 
     out_dir = Path(out_dir)
@@ -215,25 +183,20 @@ def _package(name: str, script_text: str, itf, description: str, stop_time: floa
         src = tmp / "src"
         src.mkdir()
         shutil.copytree(PACKAGE, src / "fmu_mb", ignore=_core_files)
-        if native is not None:
-            shutil.copytree(native, src / "fmu_mb" / "native" / "lib")
-        project = [src / "fmu_mb"]
-        if model_file is not None:
-            (src / "models").mkdir()
-            shutil.copy2(model_file, src / "models" / model_file.name)
-            project.append(src / "models")
-        module = f"fmu_mb_slave_{name}"
-        script = src / f"{module}.py"
+        (src / "models").mkdir()
+        shutil.copy2(model_file, src / "models" / model_file.name)
+        module_name = f"fmu_mb_slave_{name}"
+        script = src / f"{module_name}.py"
         script.write_text(script_text)
         try:
-            raw = Path(FmuBuilder.build_FMU(script, dest=tmp / "raw", project_files=project))
+            raw = Path(FmuBuilder.build_FMU(script, dest=tmp / "raw", project_files=[src / "fmu_mb", src / "models"]))
         finally:
-            sys.modules.pop(module, None)
+            sys.modules.pop(module_name, None)
             sys.path[:] = [p for p in sys.path if not p.startswith(str(tmp))]
-        shim = compile_shim(tmp / "shim.so", name, fmu_guid(itf))
+        binary = _binary(itf, name, mechanisms, tmp / "binary.so")
         xml = model_description(itf, description=description, version=VERSION,
-                                tool=f"fmu_mb {VERSION} (pythonfmu packaging)", stop_time=stop_time, comm_step=comm_step,
-                                enumerations=enumerations)
+                                tool=f"fmu_mb {VERSION} (pythonfmu packaging)", stop_time=stop_time,
+                                comm_step=comm_step, enumerations=enumerations)
         doc = interface_markdown(itf, f"{name}.fmu — interface")
         tmp_fmu = tmp / f"{name}.fmu"
         with zipfile.ZipFile(raw) as zin, zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as zout:
@@ -242,7 +205,7 @@ def _package(name: str, script_text: str, itf, description: str, stop_time: floa
                     continue
                 zout.writestr(item, zin.read(item.filename))
             zout.writestr("modelDescription.xml", xml)
-            zout.write(shim, f"binaries/linux64/{name}.so")
+            zout.write(binary, f"binaries/linux64/{name}.so")
             zout.write(_pythonfmu_binary(), "binaries/linux64/pythonfmu-export.so")
             zout.writestr("documentation/interface.md", doc)
             zout.writestr(f"resources/{INTERFACE_FILE}", itf.to_json())
@@ -263,52 +226,40 @@ def finish_build(fmu: Path, doc: str, n_vars: int, t0: float, validate: bool) ->
     return BuildResult(fmu, md, fmu.stat().st_size, n_vars, time.perf_counter() - t0, problems)
 
 
-def native_kernels() -> tuple:
-    """(directory, seconds): the native kernel library of this core for this platform, built when
-    missing (fmu_mb.native.library.ensure)."""
-    from ..native.library import ensure
-    return ensure()
-
-
-def build_fmu(model: str, out_dir="dist", validate: bool = True, native: bool = True,
-              enumerations: bool = True) -> BuildResult:
-    """Build ``<out_dir>/<model>.fmu`` and ``<out_dir>/<model>.md`` from ``models/<model>.py`` or,
-    given the path of a model file anywhere (``my_arm.py``), from that file (model ``my_arm``);
-    ``native``: carry the kernels compiled ahead of time (built on first use, see module doc);
-    ``enumerations``: named options as FMI 2.0 Enumerations (False: Integers, for OSP libcosim)."""
-    native_dir = native_kernels()[0] if native else None
-    t0 = time.perf_counter()
-    model, model_file = registry.locate(model)
-    module = registry.load_file(model_file, model)
+def checked_interface(model: str, module, model_file):
+    """(compiled mechanism at the defaults, interface, {(): it}) of a loaded model file, for both FMU kinds: its
+    loops close at the start (else every instantiation would fail) and every option combination fits the
+    interface; registry.ModelFileError / ValueError naming the file otherwise."""
     meta = getattr(module, "FMU", {})
     cm = compile_mechanism(registry.build_checked(module, model_file))
-    if cm.model.nc:                  # the loops must close at the start, or every instantiation would fail
+    if cm.model.nc:
         from ..simulator import Simulator
         try:
-            Simulator(cm, kernels="auto")       # (the native kernels just built: no JIT compile here)
+            Simulator(cm, kernels="auto")
         except RuntimeError as exc:
             raise registry.ModelFileError(f"{model_file}: {exc}") from None
     itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),
                           meta.get("method", "rk4"))
-    variant_problems = check_variants(module, itf)
-    if variant_problems:
+    compiled = {(): cm}
+    problems = check_variants(module, itf, compiled)
+    if problems:
         raise ValueError(f"{model_file}: its options build mechanisms the FMU interface cannot describe "
                          "(joints, points, forces and supports must exist in every option combination):\n  "
-                         + "\n  ".join(variant_problems[:20]))
+                         + "\n  ".join(problems[:20]))
+    return cm, itf, compiled
+
+
+def build_fmu(model: str, out_dir="dist", validate: bool = True, enumerations: bool = True) -> BuildResult:
+    """Build ``<out_dir>/<model>.fmu`` and ``<out_dir>/<model>.md`` from ``models/<model>.py`` or,
+    given the path of a model file anywhere (``my_arm.py``), from that file (model ``my_arm``);
+    ``enumerations``: named options as FMI 2.0 Enumerations (False: Integers, for OSP libcosim)."""
+    t0 = time.perf_counter()
+    model, model_file = registry.locate(model)
+    module = registry.load_file(model_file, model)
+    meta = getattr(module, "FMU", {})
+    cm, itf, compiled = checked_interface(model, module, model_file)
     script = BOOTSTRAP.format(model=model, version=VERSION, core=core_digest(), tooling=_TOOLING_PARTS) + \
         MECHANISM_CLASS.format(model=model, digest=itf.digest())
-    return _package(model, script, itf, (module.__doc__ or model).strip().splitlines()[0],
-                    meta.get("stop_time", 10.0), meta.get("step_size", 1e-3), out_dir,
-                    model_file, validate, t0, native_dir, enumerations)
-
-
-def build_controller_fmu(out_dir="dist", channels: int = 6, validate: bool = True) -> BuildResult:
-    """Build ``<out_dir>/pd_controller.fmu``: the PD joint controller of :mod:`fmu_mb.fmi.controller`."""
-    from .controller import controller_interface
-    t0 = time.perf_counter()
-    name = "pd_controller"
-    itf = controller_interface(channels)
-    script = BOOTSTRAP.format(model=name, version=VERSION, core=core_digest(), tooling=_TOOLING_PARTS) + \
-        CONTROLLER_CLASS.format(model=name, channels=channels, digest=itf.digest())
-    return _package(name, script, itf, f"PD joint controller, {channels} channels (fmu_mb)", 10.0, 1e-3,
-                    out_dir, None, validate, t0, None)
+    return _package(model, script, itf, list(compiled.values()), (module.__doc__ or model).strip().splitlines()[0],
+                    meta.get("stop_time", 10.0), meta.get("step_size", 1e-3), out_dir, model_file, validate, t0,
+                    enumerations)

@@ -1,4 +1,5 @@
-"""A PD joint controller as an FMU (for closed-loop demos and tests of the mechanism FMUs).
+"""A PD joint controller as an FMU (for closed-loop demos and tests of the mechanism FMUs): its interface and
+its build; the FMU core computes it (fmu_mb/fmi/c/controller.c).
 
 Per channel i:  tau[i] = sat(tau_ff[i] + Kp[i]·(q_ref[i] − q[i]) + Kd[i]·(qd_ref[i] − qd[i]), ±tau_max[i]).
 
@@ -9,10 +10,7 @@ channels is fixed when the FMU is built (default 6); unused channels output 0.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .interface import Interface, Var
-from .table_slave import TableSlave
 
 CHANNELS = 6
 
@@ -40,36 +38,45 @@ def controller_interface(n: int = CHANNELS) -> Interface:
     return itf
 
 
-class PDControllerSlave(TableSlave):
-    CHANNELS = CHANNELS
-    FEEDTHROUGH = True
+def build_controller_fmu(out_dir="dist", channels: int = CHANNELS, targets=None, validate: bool = True):
+    """Build ``<out_dir>/pd_controller.fmu``: this controller as a native FMU (the FMU core with its model
+    c/controller.c, fmi.binary; no Python on the host) for ``targets`` (default: linux64, and win64 where
+    mingw-w64 is installed)."""
+    import os
+    import tempfile
+    import time
+    import zipfile
+    from pathlib import Path
 
-    def _make_interface(self):
-        self.description = "PD joint controller (fmu_mb)"
-        itf = controller_interface(self.CHANNELS)
-        names = itf.by_name()
-        n = self.CHANNELS
-        self._idx = {k: np.array([names[f"{k}[{i}]"] for i in range(1, n + 1)])
-                     for k in ("Kp", "Kd", "tau_max", "q_ref", "qd_ref", "tau_ff", "q", "qd", "tau")}
-        return itf
+    from ..native.library import TARGETS
+    from .binary import link
+    from .builder import VERSION, finish_build
+    from .description import fmu_guid, interface_markdown, model_description
+    from .interface import INTERFACE_FILE
+    from .model_table import model_table_source
+    from .native_fmu import FOLDERS, available_targets, check_targets
 
-    def _build(self) -> bool:
-        errors = [why for i in self._params if (why := self._out_of_range(self._itf.vars[i], self._values[i]))]
-        for why in errors:
-            self._error(f"invalid parameter: {why}")
-        return not errors
-
-    def _advance(self, t, h) -> bool:
-        return True
-
-    def _refresh(self) -> None:
-        v, i = self._values, self._idx
-        u = v[i["tau_ff"]] + v[i["Kp"]] * (v[i["q_ref"]] - v[i["q"]]) + v[i["Kd"]] * (v[i["qd_ref"]] - v[i["qd"]])
-        v[i["tau"]] = np.clip(u, -v[i["tau_max"]], v[i["tau_max"]])
-
-    def _state(self):
-        return np.zeros(0), 0
-
-    def _restore(self, x, counter) -> None:
-        if x.size:
-            raise ValueError(f"it holds {x.size} state values; the controller is stateless")
+    t0 = time.perf_counter()
+    targets = check_targets(targets or available_targets())
+    itf = controller_interface(channels)
+    name = itf.model
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="fmu_mb_controller_") as tmp:
+        tmp = Path(tmp)
+        table = tmp / "model_table.c"
+        table.write_text(model_table_source(itf, fmu_guid(itf), INTERFACE_FILE))
+        binaries = {t: link(t, table, tmp / f"{name}.{TARGETS[t][2].rsplit('.', 1)[1]}", "controller", None)
+                    for t in targets}
+        xml = model_description(itf, description=f"PD joint controller, {channels} channels (fmu_mb)",
+                                version=VERSION, tool=f"fmu_mb {VERSION} (native)", stop_time=10.0, comm_step=1e-3)
+        doc = interface_markdown(itf, f"{name}.fmu — interface")
+        fmu, part = out_dir / f"{name}.fmu", out_dir / f".{name}.fmu.part"
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("modelDescription.xml", xml)
+            for target, path in binaries.items():
+                z.write(path, f"binaries/{FOLDERS[target]}/{path.name}")
+            z.writestr(f"resources/{INTERFACE_FILE}", itf.to_json())
+            z.writestr("documentation/interface.md", doc)
+        os.replace(part, fmu)
+    return finish_build(fmu, doc, len(itf.vars), t0, validate)

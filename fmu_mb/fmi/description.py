@@ -22,15 +22,9 @@ import uuid
 from lxml import etree
 
 from ..units import UNITS
+from .constants import LOG_CATEGORIES
 from .interface import Interface
 
-LOG_CATEGORIES = {
-    "logStatusWarning": "Log messages with fmi2Warning status.",
-    "logStatusDiscard": "Log messages with fmi2Discard status.",
-    "logStatusError": "Log messages with fmi2Error status.",
-    "logStatusFatal": "Log messages with fmi2Fatal status.",
-    "logAll": "Log all messages.",
-}
 
 
 def _num(x) -> str:

@@ -47,12 +47,8 @@ from ..model.compile import CompiledMechanism
 from ..outputs import BY_KEY, coordinate_kind, coordinate_label, expand, index_suffix
 from ..simulator import METHODS
 from ..units import DISPLAY, coordinate_units, force_unit
+from .constants import COORDINATE_LIMIT, RATE_LIMIT
 
-#: range of every start coordinate (m or rad) and of the coordinates of a restored FMU state:
-#: beyond it an angle's double-precision resolution is coarser than 1e-10 rad
-COORDINATE_LIMIT = 1e6
-#: range of every start rate (m/s or rad/s) and of the rates of a restored FMU state
-RATE_LIMIT = 1e6
 #: file name of the interface table in an FMU's resources (Interface.to_json; written by fmi.builder)
 INTERFACE_FILE = "interface.json"
 #: default of ``solver.max_violation`` where the model file's FMU dict gives none (m, rad, m/s)
@@ -179,10 +175,16 @@ def option_variants(module) -> list:
     return variants
 
 
-def check_variants(module, itf: Interface) -> list:
+def variant_key(variant: dict) -> tuple:
+    """A hashable name of an option combination."""
+    return tuple(sorted(variant.items()))
+
+
+def check_variants(module, itf: Interface, compiled: dict | None = None) -> list:
     """Problems (strings) of the interface in the builds of :func:`option_variants`: every joint,
     point, force and support it names must exist there with the same coordinates; constraints
-    and beams may be absent (their outputs read 0)."""
+    and beams may be absent (their outputs read 0). ``compiled``: {variant_key: compiled mechanism}, used
+    where it has a combination and given every other one it compiles (a build compiles each once)."""
     from ..model.compile import compile_mechanism
     problems = []
     joints = {}
@@ -199,7 +201,11 @@ def check_variants(module, itf: Interface) -> list:
     for variant in option_variants(module):
         label = ", ".join(f"{k}={v}" for k, v in variant.items()) or "defaults"
         try:
-            cm = compile_mechanism(module.build(**variant))
+            cm = None if compiled is None else compiled.get(variant_key(variant))
+            if cm is None:
+                cm = compile_mechanism(module.build(**variant))
+                if compiled is not None:
+                    compiled[variant_key(variant)] = cm
         except Exception as exc:  # noqa: BLE001 — a user's build() may raise anything: report it, per variant
             problems.append(f"options ({label}): the model does not compile: "
                             f"{'' if isinstance(exc, ValueError) else type(exc).__name__ + ': '}{exc}")

@@ -26,7 +26,7 @@ def array_type(t: str):
     return None if m is None else (m.group(1), len(m.group(2).split(",")))
 
 
-_X = ("f8[::1]", "f8", "f8[::1]", "f8")                 # x, t, tau_drive, h
+_X = ("f8[::1]", "f8", "f8[::1]", "f8")                 # x, t, tau_drive, h (internal step)
 _GATHER = ("f8[::1]", "f8", "f8[::1]", "f8[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "f8[:, ::1]",
            "f8[::1]")                                      # x, t, tau_drive, xdot, vr, kind, a, b, f, vals
 
@@ -46,18 +46,11 @@ ENTRIES = {
     "static_equilibrium": Entry("statics", "static_equilibrium", ("f8[::1]", "f8", "i8[::1]", "i8[::1]", "i8[::1]",
                                                                   "f8", "i8", "f8", "b1"), "i8"),
     "uniqueness": Entry("uniqueness", "uniqueness", ("i8[::1]", "i8[::1]"), "void"),
-    "rk4_step_tree": Entry("integrators", "rk4_step_tree", _X, "void"),
-    "rk4_step_constrained": Entry("integrators", "rk4_step_constrained", _X, "void"),
-    "rk4_steps_tree": Entry("integrators", "rk4_steps_tree", _X + ("i8",), "b1"),
-    "rk4_steps_constrained": Entry("integrators", "rk4_steps_constrained", _X + ("i8",), "b1"),
-    "ros2_step_tree": Entry("linearly_implicit", "ros2_step_tree", _X, "void"),
-    "ros2_step_constrained": Entry("linearly_implicit", "ros2_step_constrained", _X, "void"),
-    "ros2_steps_tree": Entry("linearly_implicit", "ros2_steps_tree", _X + ("i8",), "b1"),
-    "ros2_steps_constrained": Entry("linearly_implicit", "ros2_steps_constrained", _X + ("i8",), "b1"),
-    "ros3_step_tree": Entry("linearly_implicit", "ros3_step_tree", _X, "void"),
-    "ros3_step_constrained": Entry("linearly_implicit", "ros3_step_constrained", _X, "void"),
-    "ros3_steps_tree": Entry("linearly_implicit", "ros3_steps_tree", _X + ("i8",), "b1"),
-    "ros3_steps_constrained": Entry("linearly_implicit", "ros3_steps_constrained", _X + ("i8",), "b1"),
+    "advance_tree": Entry("stepping", "advance_tree", _X + ("f8", "i8"), "i8"),
+    "advance_constrained": Entry("stepping", "advance_constrained", _X + ("f8", "i8"), "i8"),
+    "rollback": Entry("stepping", "rollback", ("f8[::1]",), "void"),
+    "write_record": Entry("record", "write_record", ("f8[::1]", "f8[::1]"), "void"),
+    "read_record": Entry("record", "read_record", ("f8[::1]", "f8[::1]", "f8", "f8", "f8[::1]"), "i8"),
     "gather_outputs_tree": Entry("outputs", "gather_outputs_tree", _GATHER, "void"),
     "gather_outputs_constrained": Entry("outputs", "gather_outputs_constrained", _GATHER, "void"),
     "fill_outputs": Entry("outputs", "fill_outputs", ("f8[::1]",) + _GATHER[4:], "void"),

@@ -278,6 +278,13 @@ DATA_SCHEMA = (
     _f("ev_im", "f8", "nx", "stability: eigenvalues, imaginary parts, 1/s"),
     _f("ev_rows", "i8", _C, "stability: the coordinate partition kept across the perturbations (rows)"),
     _f("ev_cols", "i8", _V, "stability: the same, columns"),
+    # the start of the last communication step (kernels.stepping: kept to undo it)
+    _f("chk_x", "f8", "nx", "state"),
+    _f("chk_rows", "i8", _C, "coordinate partition: rows"),
+    _f("chk_cols", "i8", _V, "coordinate partition: columns"),
+    _f("chk_count", "i8", 5, "partition rank, partition valid, partitions chosen, friction failures, friction "
+       "iterations"),
+    _f("chk_pivot", "f8", 1, "pivot ratio of the partition when chosen"),
     # what a run sets besides the state (the Model keeps the description's values)
     _f("con_off", "f8", _C, "offset of g(t) of every row (anchored at the start: relative rows)"),
     _f("solver_opt", "f8", len(SolverOption), "solver options in force (codes.SolverOption)", "copy:con_opt"),
@@ -385,6 +392,15 @@ def state_vector(model: Model, q, v, z=None, e_diss: float = 0.0, w_in: float = 
     x[-3] = e_diss
     x[-2] = w_in
     return x
+
+
+#: largest partition count a state record may hold (an FMU's Integer output solver.repartitions is 32-bit)
+RECORD_MAX_COUNT = 2 ** 31 - 1
+
+
+def record_size(model: Model) -> int:
+    """Length of the state record of a run (kernels.record: x, coordinate partition, offsets, count)."""
+    return int(model.nx) + 2 * int(model.nc) + int(model.nv) + 4
 
 
 def check_pair(model: Model, data: Data) -> None:

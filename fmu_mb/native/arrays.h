@@ -5,17 +5,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fmu_mb_constants.h"   /* the layout's numbers, from fmu_mb.native.arrays (fmu_mb.fmi.constants) */
+
 typedef struct {
-    char name[64];
-    int64_t kind;        /* 0 float64 array, 1 int64 array, 2 int64 scalar (zero arrays of the file: 0, 1) */
+    char name[FMU_MB_ARRAYS_NAME_BYTES];
+    int64_t kind;        /* FMU_MB_ARRAYS_FLOAT64 / _INT64 array, _SCALAR int64 (the file's zero arrays as arrays) */
     int64_t ndim;
-    int64_t shape[4];
+    int64_t shape[FMU_MB_ARRAYS_MAX_NDIM];
     int64_t count;       /* number of values */
     void *values;        /* 8-byte aligned; the scalar's value for kind 2 */
 } fmu_mb_record;
 
 typedef struct {
-    char digest[65];
+    char digest[FMU_MB_ARRAYS_NAME_BYTES + 1];
     int64_t n;
     fmu_mb_record *records;
 } fmu_mb_arrays;
@@ -23,6 +25,9 @@ typedef struct {
 /* Load variant number `variant` of a file (0 for a file of one); NULL on failure with a message in err
  * (errlen bytes). Every record gets its own copy of its values (the caller may write them). */
 fmu_mb_arrays *fmu_mb_arrays_load(const char *path, int64_t variant, char *err, size_t errlen);
+/* The same from the bytes of such a file (a Python FMU's arrays, built at run time; the bytes are copied). */
+fmu_mb_arrays *fmu_mb_arrays_parse(const unsigned char *bytes, size_t size, int64_t variant, char *err,
+                                   size_t errlen);
 /* The record called name, or NULL. */
 fmu_mb_record *fmu_mb_arrays_find(fmu_mb_arrays *a, const char *name);
 /* The address block of the consecutive records whose names start with prefix ("model.", "data."):

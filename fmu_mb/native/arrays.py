@@ -93,10 +93,9 @@ def _name_order(variants: list) -> list:
     return order
 
 
-def write_variants(path, variants: list, digest: str) -> Path:
-    """Write ``variants`` (a list of record lists [(name, int or float64/int64 array)]) with the core
-    ``digest``; distinct payloads are stored once."""
-    path = Path(path)
+def variants_bytes(variants: list, digest: str) -> bytes:
+    """The file of ``variants`` (a list of record lists [(name, int or float64/int64 array)]) with the core
+    ``digest`` as bytes; distinct payloads are stored once."""
     names = _name_order(variants)
     index = {n: i for i, n in enumerate(names)}
     entries, payloads, known = [], [], {}
@@ -129,15 +128,17 @@ def write_variants(path, variants: list, digest: str) -> Path:
         if blob is not None:
             entry[6] = offset
             offset += len(blob)
-    with open(path, "wb") as f:
-        f.write(MAGIC + struct.pack("<q", VERSION) + digest.encode("ascii").ljust(NAME_BYTES, b"\0")[:NAME_BYTES])
-        f.write(struct.pack("<3q", len(names), len(entries), len(variants)))
-        f.write(b"".join(_name(n) for n in names))
-        f.write(b"".join(ENTRY.pack(*e) for e in entries))
-        f.write(table.astype("<i8").tobytes())
-        for blob in payloads:
-            if blob is not None:
-                f.write(blob)
+    parts = [MAGIC + struct.pack("<q", VERSION) + digest.encode("ascii").ljust(NAME_BYTES, b"\0")[:NAME_BYTES],
+             struct.pack("<3q", len(names), len(entries), len(variants)),
+             b"".join(_name(n) for n in names), b"".join(ENTRY.pack(*e) for e in entries),
+             table.astype("<i8").tobytes()]
+    return b"".join(parts + [blob for blob in payloads if blob is not None])
+
+
+def write_variants(path, variants: list, digest: str) -> Path:
+    """Write ``variants`` (:func:`variants_bytes`) to ``path``."""
+    path = Path(path)
+    path.write_bytes(variants_bytes(variants, digest))
     return path
 
 

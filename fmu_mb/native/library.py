@@ -333,7 +333,8 @@ def ensure(out=LIB_DIR, log=print) -> tuple:
     target = platform_target()
     if target is None:
         raise RuntimeError("the native kernel library has no target for this platform (x86-64 Linux and "
-                           "Windows only); build FMUs with --no-native")
+                           "Windows only), and every FMU carries it: build the FMUs on x86-64 Linux or Windows "
+                           "(--target linux-aarch64 cross-compiles an AArch64 FMU there)")
     fallback = cache_root() / f"native-{this_core_digest()[:24]}"
     key = library_key()
     for d in (Path(out), fallback):

@@ -4,7 +4,7 @@ carries (fmu_mb.trajectories.TableTrajectory), compiled by numba and linked into
 The function is compiled as a ``cfunc`` taking raw pointers (the parameter vector, the rows of the
 trajectory's time and parameter tables) and taken *without* numba's Python wrapper, as
 fmu_mb.native.library does for the kernels; the helper functions of its module it calls are compiled
-with it. llvmlite emits one object file per target. The C layer (shim/fmi2_native.c) calls
+with it. llvmlite emits one object file per target. The FMU core (fmu_mb/fmi/c/variants.c) calls
 
     int32_t fmu_mb_table_<i>(int64_t *code, void **exc, const double *v, int64_t nv,
                              double *time, double *par, int64_t nseg, int64_t width)
@@ -22,6 +22,7 @@ import types as pytypes
 from numba import carray, cfunc, njit, types
 from numba.core.registry import CPUDispatcher
 
+from ..trajectories.paths import TABLE_MAX_PARAMS as MAX_PARAMS
 from .library import TARGETS, emit_object, inner_ir
 
 #: C prototype of a compiled table function (the arguments after numba's status pointers)
@@ -35,9 +36,6 @@ LIBM = frozenset("sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh at
 #: numba runtime functions runtime.c provides that array code references (the release of a reference
 #: count reaching zero: never for the borrowed arrays of a table function)
 RUNTIME = frozenset({"NRT_MemInfo_call_dtor"})
-#: the most parameters one table function takes (the C layer's stack buffer, FMU_MB_TABLE_MAX_PARAMS of
-#: shim/fmi2_native.h, which also refuses a binary whose tables take more)
-MAX_PARAMS = 64
 
 
 def _nopython(fn, seen: dict):

@@ -78,7 +78,7 @@ def simulate(base="rigid", link="rigid", friction="none", h: float | None = None
         opts["damping"] = damping
     cm = compile_mechanism(registry.build("manipulator", **opts))
     q0 = static_start(cm)
-    sim = Simulator(cm, step_size=h, method=method)
+    sim = Simulator(cm, h=h, method=method)
     sim.set_state(q=q0)
     axis = {j: cm.model.body_axis[cm.joint(j).body].copy() for j in JOINTS}
     dof = {j: cm.dof(f"{j}.q") for j in JOINTS}

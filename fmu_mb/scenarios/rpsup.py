@@ -116,7 +116,7 @@ def simulate(base, coupler, friction, T=None, dt=0.002, h=None) -> dict:
     h = mod.RK4_STEP if h is None else h
     cm = compile_mechanism(mod.build(base=base, coupler=coupler, friction=friction))
     st = static_start(cm)
-    sim = Simulator(cm, step_size=h)
+    sim = Simulator(cm, h=h)
     sim.set_state(q=st.q, qd=np.zeros(cm.nv))
     n = int(round(T / dt))
     R_P, O_P = mod.R_P, mod.O_P

@@ -227,18 +227,15 @@ def load_study(path) -> Study:
 
 
 def read_input_csv(path: Path) -> dict:
-    """{'time': array, input: array, ...} of a CSV file with a header row (time first, increasing)."""
-    import pandas as pd
+    """{'time': array, input: array, ...} of an input CSV file, read and checked as ``fmu-mb simulate --input``
+    reads it (fmu_mb.runs.read_inputs; the columns are checked against the FMU when the runs start)."""
+    from ..errors import UserError
+    from ..runs import read_inputs
     try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise StudyError(f"inputs_csv: cannot read {path}: {exc}") from None
-    if list(frame.columns[:1]) != ["time"] or frame.shape[0] < 1:
-        raise StudyError(f"inputs_csv {path}: the first column must be 'time' with at least one row")
-    t = frame["time"].to_numpy(float)
-    if not np.all(np.isfinite(frame.to_numpy(float))) or np.any(np.diff(t) < 0):
-        raise StudyError(f"inputs_csv {path}: values must be finite and time non-decreasing")
-    return {c: frame[c].to_numpy(float) for c in frame.columns}
+        signals = read_inputs(path)
+    except UserError as exc:
+        raise StudyError(f"inputs_csv: {exc}") from None
+    return {c: np.asarray(signals[c], float) for c in signals.dtype.names}
 
 
 def fmu_digest(data: bytes) -> str:

@@ -6,7 +6,7 @@ core: an FMU built by another fmu_mb version runs as well as one of this checkou
 
 Per worker process, each FMU (named by the digest of its bytes) is extracted once into the temporary
 directory and instantiated once; later runs call fmi2Reset and set their start values again (a reset
-instance gives the bits of a fresh one: tests/test_sweep.py). A run that fails — any FMI call
+instance gives the bits of a fresh one: tests/sweep/test_sweep.py). A run that fails — any FMI call
 answering fmi2Error or worse — is returned with its status, the FMU's logged error message and the
 time reached; its instance is freed and the next run makes a new one.
 """

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..codes import SEGMENT_WIDTH, SegmentKind
+from ..messages import text
 
 
 @dataclass(frozen=True)
@@ -74,20 +75,19 @@ class Trajectory:
             raise
 
     def validate(self) -> None:
-        for k, p in self.PARAMS.items():
-            v = float(getattr(self, k))
+        for k, (v, p) in self.parameters().items():
             if not (math.isfinite(v) and p.min <= v <= p.max):
-                raise ValueError(f"trajectory '{self.name}': {k} must be a finite number in "
-                                 f"[{p.min:g}, {p.max:g}] {p.unit} (got {v!r})".rstrip())
+                raise ValueError(text("TRAJECTORY_RANGE", len(self.name), self.name, k, p.min, p.max,
+                                      f" {p.unit}" if p.unit else "", repr(v)))
         segs = self.segments()
         if not segs:
             raise ValueError(f"trajectory '{self.name}' has no segments")
         t0s = [s[1] for s in segs]
         if any(b < a for a, b in zip(t0s, t0s[1:])):
-            raise ValueError(f"trajectory '{self.name}': segments must start in time order")
+            raise ValueError(text("TRAJECTORY_ORDER", self.name))
         for kind, t0, t1, _ in segs:
             if kind != SegmentKind.LINEAR and not (t1 > t0):
-                raise ValueError(f"trajectory '{self.name}': every move needs a duration > 0 s")
+                raise ValueError(text("TRAJECTORY_DURATION", self.name))
 
     def table(self):
         """(kind (n,), time (n, 2), par (n, SEGMENT_WIDTH)) arrays of the segments."""
@@ -98,6 +98,10 @@ class Trajectory:
         for i, s in enumerate(segs):
             par[i, :len(s[3])] = s[3]
         return kind, time, par
+
+
+#: the most parameters a TableTrajectory may declare (the FMU core's buffer of a table function's arguments)
+TABLE_MAX_PARAMS = 64
 
 
 class TableTrajectory(Trajectory):
@@ -132,8 +136,8 @@ class TableTrajectory(Trajectory):
         time, par = np.zeros((n, 2)), np.zeros((n, SEGMENT_WIDTH))
         code = int(type(self).table_function(self.values(), time, par))
         if code:
-            why = self.CHECKS[code - 1] if 0 < code <= len(self.CHECKS) else f"check {code} failed"
-            raise ValueError(f"trajectory '{self.name}': {why}")
+            why = self.CHECKS[code - 1] if 0 < code <= len(self.CHECKS) else text("TABLE_CHECK_FAILED", code)
+            raise ValueError(text("TRAJECTORY_REFUSED", self.name, why))
         return [(int(k), float(time[i, 0]), float(time[i, 1]), par[i].copy()) for i, k in enumerate(self.KINDS)]
 
 

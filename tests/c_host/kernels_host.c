@@ -1,10 +1,11 @@
 /* A plain C program stepping a mechanism with fmu_mb's native kernel library: no Python, no
- * environment. Usage: kernels_host LIBRARY ARRAYS ENTRY N OUT
+ * environment. Usage: kernels_host LIBRARY ARRAYS ENTRY SCHEME N OUT
  *   LIBRARY  fmu_mb_kernels.so / .dll (fmu_mb.native.library)
  *   ARRAYS   arrays file (fmu_mb.native.arrays) with model.*, data.* and the records
  *            state.x, state.tau_drive, state.t, state.h (float64 arrays of one value for t, h)
- *   ENTRY    a steps entry, e.g. rk4_steps_tree, ros3_steps_constrained
- *   N        number of steps;  OUT  file receiving x after the steps (raw float64)
+ *   ENTRY    a step entry: advance_tree or advance_constrained (kernels.stepping)
+ *   SCHEME   its integration scheme (fmu_mb.codes.Scheme)
+ *   N        number of internal steps (one communication step of N h);  OUT  file receiving x after it
  * Exit status 0 on success; prints why otherwise. Built for Linux (gcc) and Windows (mingw-w64). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +15,12 @@
 
 #include "dynload.h"
 
-typedef int32_t (*steps_fn)(const int64_t *, const int64_t *, double *, int64_t, double, double *, int64_t,
-                            double, int64_t, int64_t *);
+typedef int32_t (*advance_fn)(const int64_t *, const int64_t *, double *, int64_t, double, double *, int64_t,
+                              double, double, int64_t, int64_t *);
 
 static fmu_mb_record *need(fmu_mb_arrays *a, const char *name) {
     fmu_mb_record *r = fmu_mb_arrays_find(a, name);
-    if (!r || r->kind != 0) {
+    if (!r || r->kind != FMU_MB_ARRAYS_FLOAT64) {
         fprintf(stderr, "arrays file has no float64 record %s\n", name);
         exit(3);
     }
@@ -28,8 +29,8 @@ static fmu_mb_record *need(fmu_mb_arrays *a, const char *name) {
 
 int main(int argc, char **argv) {
     char err[512], sym[128];
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s LIBRARY ARRAYS ENTRY N OUT\n", argv[0]);
+    if (argc != 7) {
+        fprintf(stderr, "usage: %s LIBRARY ARRAYS ENTRY SCHEME N OUT\n", argv[0]);
         return 2;
     }
     void *lib = open_library(argv[1]);
@@ -38,8 +39,8 @@ int main(int argc, char **argv) {
         return 3;
     }
     snprintf(sym, sizeof sym, "fmu_mb_%s", argv[3]);
-    steps_fn steps = (steps_fn)symbol(lib, sym);
-    if (!steps) {
+    advance_fn advance = (advance_fn)symbol(lib, sym);
+    if (!advance) {
         fprintf(stderr, "%s exports no %s\n", argv[1], sym);
         return 3;
     }
@@ -52,15 +53,16 @@ int main(int argc, char **argv) {
     int64_t *mb = fmu_mb_arrays_block(a, "model.", &nm), *db = fmu_mb_arrays_block(a, "data.", &nd);
     fmu_mb_record *x = need(a, "state.x"), *tau = need(a, "state.tau_drive");
     double t = *(double *)need(a, "state.t")->values, h = *(double *)need(a, "state.h")->values;
-    int64_t n = atoll(argv[4]);
-    int32_t status = steps(mb, db, (double *)x->values, x->count, t, (double *)tau->values, tau->count, h, n, &ok);
+    int64_t scheme = atoll(argv[4]), n = atoll(argv[5]);
+    int32_t status = advance(mb, db, (double *)x->values, x->count, t, (double *)tau->values, tau->count, h,
+                             (double)n * h, scheme, &ok);
     if (status != 0 || !ok) {
         fprintf(stderr, "%s returned status %d, ok %lld\n", sym, (int)status, (long long)ok);
         return 4;
     }
-    FILE *out = fopen(argv[5], "wb");
+    FILE *out = fopen(argv[6], "wb");
     if (!out || fwrite(x->values, 8, (size_t)x->count, out) != (size_t)x->count) {
-        fprintf(stderr, "cannot write %s\n", argv[5]);
+        fprintf(stderr, "cannot write %s\n", argv[6]);
         return 3;
     }
     fclose(out);

@@ -1,0 +1,76 @@
+"""The one build front of ``fmu-mb build`` and ``build_fmus.py``: models (names, model files, URDF files) into
+FMUs of either kind (Python FMUs, fmu_mb.fmi.builder; native FMUs, fmu_mb.fmi.native_fmu; both on the FMU
+core, fmu_mb.fmi.binary), the PD controller, and each FMU's cross-check folder (fmu_mb.crosscheck)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .errors import UserError, one_line
+
+KINDS = ("python", "native", "both")
+
+
+def urdf_model(path: str, out, base: str = "fixed", name: str | None = None, flexible=(), passive=(),
+               support_stiffness: str | None = None, support_damping: str | None = None, support_points=(),
+               log=print) -> str:
+    """Write the model file of a URDF (OUT/models/<name>.py, fmu_mb.interop.urdf) and return its path."""
+    from .interop.urdf import UrdfError, vector3, write_model
+    try:
+        robot = dict(passive=[p.strip() for item in passive for p in item.split(",") if p.strip()],
+                     flexible=list(flexible))
+        if support_stiffness:
+            robot["support_stiffness"] = vector3(support_stiffness, "--support-stiffness")
+        if support_damping:
+            robot["support_damping"] = vector3(support_damping, "--support-damping")
+        if support_points:
+            robot["support_points"] = [vector3(p, "--support-points") for item in support_points for p in item.split()]
+        target, warnings = write_model(path, Path(out) / "models", base=base, name=name, **robot)
+    except UrdfError as exc:
+        raise UserError(str(exc), 2) from None
+    for w in warnings:
+        log(f"{path}: {w}")
+    log(f"{path}: model file {target} (edit it and build it again with: fmu-mb build {target})")
+    return str(target)
+
+
+def build(models, out, kind: str = "python", targets=None, options: dict | None = None, controller: bool = True,
+          enumerations: bool = True, cross_check: Path | None = None, log=print) -> int:
+    """Build the FMUs of ``models`` (names or model files) into ``out`` (native FMUs into OUT/native/, AArch64
+    ones into OUT/native-aarch64/), the PD controller unless ``controller`` is false, and the cross-check folder
+    of every Python FMU into ``cross_check`` (None: none); every result logged. Returns the number of FMUs
+    FMPy's validation found problems in."""
+    from .fmi import builder, controller as pd
+    t0 = time.perf_counter()
+    results = []
+    try:
+        if kind in ("python", "both"):
+            results += [builder.build_fmu(m, out, enumerations=enumerations) for m in models]
+            if controller:
+                results.append(pd.build_controller_fmu(out))
+        if kind in ("native", "both"):
+            from .fmi.native_fmu import available_targets, build_native_fmu, check_targets
+            chosen = check_targets(targets or available_targets())
+            where = Path(out) / ("native-aarch64" if "linux-aarch64" in chosen else "native")
+            log(f"native FMUs for {', '.join(chosen)} into {where}"
+                + ("" if targets or "win64" in chosen else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
+            results += [build_native_fmu(m, where, chosen, enumerations=enumerations, options=options, log=log)
+                        for m in models]
+    except (ValueError, RuntimeError, OSError, KeyError) as exc:
+        raise UserError(f"build failed: {one_line(exc.args[0] if isinstance(exc, KeyError) else exc)}", 1) from None
+    failed = 0
+    for r in results:
+        status = "valid" if not r.problems else f"{len(r.problems)} PROBLEM(S)"
+        log(f"{r.path}  {r.size / 1024:.0f} KiB  {r.n_vars} variables  {r.seconds:.1f} s  {status}  (interface: {r.doc})")
+        for p in r.problems:
+            log(f"    {p}")
+        failed += bool(r.problems)
+    log(f"built {len(results)} FMU(s) in {time.perf_counter() - t0:.1f} s")
+    python_fmus = [r for r in results if r.path.parent not in (Path(out) / "native", Path(out) / "native-aarch64")]
+    if cross_check is not None and python_fmus:
+        from .crosscheck import write_folders         # (the native FMUs answer the same: tests/fmi/test_native_fmu.py)
+        try:
+            write_folders(python_fmus, cross_check, log)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise UserError(one_line(exc), 1) from None
+    return failed

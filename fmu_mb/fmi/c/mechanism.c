@@ -1,0 +1,543 @@
+/*
+ * A mechanism as an FMU model (model.h): the compiled arrays of the model options in force from the run
+ * source (source.h), stepped by the numba-compiled kernels (fmu_mb.native.library, linked into the FMU).
+ *
+ *  - Build (fmi2ExitInitializationMode, or a restored state with other parameters): every parameter checked
+ *    against its range; the arrays of the options in force; gravity and solver settings; the trajectory
+ *    inputs; the start: coordinates and rates from the start values, with init.static the static
+ *    equilibrium from them (kernel static_equilibrium, the problem fmu_mb.statics.start_problem), relative
+ *    constraints anchored, constraint groups assembled (kernels project, anchor_offsets), as
+ *    Simulator.initialize; explicit RK4 refused above its stability limit at the start (kernel
+ *    rk4_step_limit).
+ *  - Step: the remainder rule, the scheme and the rollback are the kernel's (kernels.stepping.advance_*). No
+ *    allocation per step.
+ *  - A result is refused (model_problem) when an output is not finite, a coordinate or rate lies beyond the
+ *    FMU's limits (a state it could not restore), or a constraint is violated beyond solver.max_violation.
+ *  - The state record is the kernels' (kernels.record), checked in full before it is written.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "model.h"
+#include "source.h"
+
+const int FMU_MB_FEEDTHROUGH = 0;
+
+static const char *const METHOD_NAME[] = FMU_MB_METHOD_NAME;
+static const int METHOD_SCHEME[] = FMU_MB_METHOD_SCHEME;
+static const double METHOD_GAMMA[] = FMU_MB_METHOD_GAMMA;
+
+/* ------------------------------------------------------------------------------------------------
+ * Runs: the records of one option combination
+ */
+/* The values of record `name` if it has this kind (its count into *count), else NULL and why (the first
+ * missing record) into err. */
+static void *values_of(fmu_mb_arrays *a, const char *name, int kind, int64_t *count, char *err) {
+    fmu_mb_record *r = fmu_mb_arrays_find(a, name);
+    if (!r || r->kind != kind) {
+        if (!err[0]) snprintf(err, 256, "record %s missing", name);
+        return NULL;
+    }
+    if (count) *count = r->count;
+    return r->values;
+}
+
+static double *f8(fmu_mb_arrays *a, const char *name, int64_t *count, char *err) {
+    return (double *)values_of(a, name, FMU_MB_ARRAYS_FLOAT64, count, err);
+}
+
+static int64_t *i8(fmu_mb_arrays *a, const char *name, int64_t *count, char *err) {
+    return (int64_t *)values_of(a, name, FMU_MB_ARRAYS_INT64, count, err);
+}
+
+static int64_t scalar(fmu_mb_arrays *a, const char *name, char *err) {
+    int64_t *v = (int64_t *)values_of(a, name, FMU_MB_ARRAYS_SCALAR, NULL, err);
+    return v ? *v : 0;
+}
+
+static void free_run(Run *r) {
+    if (!r) return;
+    free(r->mb);
+    free(r->db);
+    free(r->x);
+    free(r->tau);
+    free(r->xdot);
+    free(r->tt);
+    free(r->tp);
+    if (r->arr) fmu_mb_arrays_free(r->arr);
+    free(r);
+}
+
+/* The run of arrays `a` (taken over: freed with the run); NULL and why if a record is missing or does not fit. */
+static Run *load_run(Instance *s, fmu_mb_arrays *a, char *err, size_t elen) {
+    Run *r = calloc(1, sizeof *r);
+    if (!r) {
+        fmu_mb_arrays_free(a);
+        snprintf(err, elen, "out of memory");
+        return NULL;
+    }
+    r->arr = a;
+    int64_t n = 0, n_table = 0, n_slot = 0, n_block;
+    err[0] = '\0';
+    r->nv = scalar(a, "model.nv", err);
+    r->nc = scalar(a, "model.nc", err);
+    r->nx = scalar(a, "model.nx", err);
+    r->constrained = r->nc > 0;
+    r->mb = fmu_mb_arrays_block(a, "model.", &n_block);
+    r->db = fmu_mb_arrays_block(a, "data.", &n_block);
+    r->solver_opt = f8(a, "data.solver_opt", NULL, err);
+    r->con_stats = f8(a, "data.con_stats", NULL, err);
+    r->cp_valid = i8(a, "data.cp_valid", NULL, err);
+    r->fric_fail = i8(a, "data.fric_fail", NULL, err);
+    r->lin_redo = i8(a, "data.lin_redo", NULL, err);
+    r->bf = f8(a, "data.bf_val", &r->nbf, err);
+    r->traj_time = f8(a, "data.traj_time", NULL, err);
+    r->traj_par = f8(a, "data.traj_par", NULL, err);
+    r->gravity = f8(a, "model.gravity", NULL, err);
+    r->x0 = f8(a, "fmu.x0", &n, err);
+    r->static_info = f8(a, "data.st_info", NULL, err);
+    r->static_free = i8(a, "fmu.static_free", &r->n_free, err);
+    r->static_rows = i8(a, "fmu.static_rows", &r->n_rows, err);
+    r->static_zero = i8(a, "fmu.static_zero", &r->n_zero, err);
+    r->static_opts = f8(a, "fmu.static_opts", NULL, err);
+    r->start_dof = i8(a, "fmu.start_dof", &r->n_start, err);
+    r->drive_dof = i8(a, "fmu.drive_dof", &r->n_drive, err);
+    r->force_idx = i8(a, "fmu.force_idx", &r->n_force, err);
+    r->out_vr = i8(a, "fmu.out_vr", &r->nout, err);
+    r->out_kind = i8(a, "fmu.out_kind", NULL, err);
+    r->out_a = i8(a, "fmu.out_a", NULL, err);
+    r->out_b = i8(a, "fmu.out_b", NULL, err);
+    r->out_f = f8(a, "fmu.out_f", NULL, err);
+    r->assemble_mask = i8(a, "fmu.assemble_mask", &r->n_groups, err);
+    r->flags = i8(a, "fmu.flags", NULL, err);
+    r->traj_index = i8(a, "fmu.traj_index", &r->n_tin, err);
+    r->traj_p0 = f8(a, "fmu.traj_p0", NULL, err);
+    r->traj_jt = f8(a, "fmu.traj_jt", NULL, err);
+    r->traj_jp = f8(a, "fmu.traj_jp", NULL, err);
+    r->traj_first = i8(a, "model.traj_first", &r->ntraj, err);
+    r->traj_count = i8(a, "model.traj_count", NULL, err);
+    r->traj_table = i8(a, "fmu.traj_table", &n_table, err);
+    r->traj_slot = i8(a, "fmu.traj_slot", &n_slot, err);
+    r->seg_kind = i8(a, "model.seg_kind", &r->nseg, err);
+    r->seg_time = f8(a, "model.seg_time", NULL, err);
+    r->seg_par = f8(a, "model.seg_par", &r->width, err);
+    if (r->nseg) r->width /= r->nseg;
+    if (!err[0] && (!r->mb || !r->db)) snprintf(err, elen, "no Model/Data records");
+    if (!err[0] && (n != r->nx || r->nout != s->n_outputs))
+        snprintf(err, elen, "sizes do not match the model table (nx %lld, outputs %lld)", (long long)n,
+                 (long long)r->nout);
+    if (!err[0] && (n_table != r->ntraj || n_slot != r->n_tin || r->n_tin != mechanism_of(s)->n_traj_inputs))
+        snprintf(err, elen, "trajectory records of %lld/%lld entries (expected %lld/%d)", (long long)n_table,
+                 (long long)n_slot, (long long)r->ntraj, mechanism_of(s)->n_traj_inputs);
+    for (int64_t j = 0; j < r->n_tin && !err[0]; ++j)
+        if (r->traj_index[j] >= r->ntraj || (r->traj_index[j] >= 0 && (r->traj_slot[j] < 0 ||
+                                                                       r->traj_slot[j] >= FMU_MB_TABLE_MAX_PARAMS)))
+            snprintf(err, elen, "trajectory input %lld: trajectory %lld, slot %lld out of range", (long long)j,
+                     (long long)r->traj_index[j], (long long)r->traj_slot[j]);
+    for (int64_t k = 0; k < r->nout && !err[0]; ++k)
+        if (r->out_vr[k] < 0 || r->out_vr[k] >= FMU_MB_NVARS ||
+            FMU_MB_VARS[r->out_vr[k]].causality != FMU_MB_CAUSALITY_OUTPUT)
+            snprintf(err, elen, "output %lld has value reference %lld", (long long)k, (long long)r->out_vr[k]);
+    if (err[0]) {
+        free_run(r);
+        return NULL;
+    }
+    r->x = calloc((size_t)r->nx + 1, 8);
+    r->tau = calloc((size_t)r->nv + 1, 8);
+    r->xdot = calloc((size_t)r->nx + 1, 8);
+    r->tt = calloc((size_t)(2 * r->nseg + 1), 8);
+    r->tp = calloc((size_t)(r->width * r->nseg + 1), 8);
+    if (!r->x || !r->tau || !r->xdot || !r->tt || !r->tp) {
+        free_run(r);
+        snprintf(err, elen, "out of memory");
+        return NULL;
+    }
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The kernels on a run
+ */
+static int gather(Instance *s, Run *r) {
+    int64_t res = 0;
+    int32_t st = (r->constrained ? fmu_mb_gather_outputs_constrained : fmu_mb_gather_outputs_tree)(
+        r->mb, r->db, r->x, r->nx, s->t, r->tau, r->nv, r->xdot, r->nx, r->out_vr, r->nout, r->out_kind, r->nout,
+        r->out_a, r->nout, r->out_b, r->nout, r->out_f, r->nout, 3, s->values, FMU_MB_NVARS, &res);
+    return st == 0;
+}
+
+static void anchor(Run *r, double t) {
+    if (!r->nc) return;
+    int64_t res;
+    if (r->flags[1]) fmu_mb_anchor_offsets(r->mb, r->db, r->x, r->nv, r->x + r->nv, r->nv, t, &res);
+    r->cp_valid[0] = 0;
+}
+
+/* The drive torques and body forces into the run's buffers, in force from now on (s->held); `from_held`: those
+ * in force already (a restored state). */
+static void hold_inputs(Instance *s, Run *r, int from_held) {
+    int di = 0, fi = 0;
+    memset(r->tau, 0, (size_t)r->nv * 8);
+    for (int k = 0; k < s->n_inputs; ++k) {
+        int i = s->inputs[k];
+        const fmu_mb_var *v = &FMU_MB_VARS[i];
+        if (v->role != FMU_MB_ROLE_TAU_DRIVE && v->role != FMU_MB_ROLE_BODY_FORCE) continue;
+        if (!from_held) s->held[k] = s->values[i];
+        if (v->role == FMU_MB_ROLE_TAU_DRIVE) {
+            int64_t d = di < r->n_drive ? r->drive_dof[di] : -1;
+            ++di;
+            if (d >= 0) r->tau[d] = s->held[k];
+        } else {
+            int64_t f = fi < r->n_force ? r->force_idx[fi] : -1;
+            ++fi;
+            if (f >= 0 && f < r->nbf) r->bf[f] = s->held[k];
+        }
+    }
+}
+
+/* The output variable of coordinate (rate: `rate`) dof, or "coordinate <dof>" (buf: 300 bytes). */
+static const char *coordinate_name(const Run *r, int64_t dof, int rate, char *buf) {
+    int64_t kind = rate ? FMU_MB_OUT_QD : FMU_MB_OUT_Q;
+    for (int64_t k = 0; k < r->nout; ++k)
+        if (r->out_kind[k] == kind && r->out_a[k] == dof) {
+            snprintf(buf, 300, "'%s'", FMU_MB_VARS[r->out_vr[k]].name);
+            return buf;
+        }
+    snprintf(buf, 300, "%s %lld", rate ? "rate of coordinate" : "coordinate", (long long)dof);
+    return buf;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Life cycle
+ */
+int model_create(Instance *s) {
+    Mechanism *me = calloc(1, sizeof *me);
+    size_t n = (size_t)FMU_MB_NVARS + 1;
+    if (me) me->violations = calloc(n, sizeof(int));
+    if (!me || !me->violations) {
+        if (me) free(me->violations);
+        free(me);
+        FMU_ERROR(s, MSG_OUT_OF_MEMORY, s->call);
+        return 0;
+    }
+    for (int i = 0; i < FMU_MB_NVARS; ++i) {
+        const fmu_mb_var *v = &FMU_MB_VARS[i];
+        if (v->role == FMU_MB_ROLE_VIOLATION) me->violations[me->n_violations++] = i;
+        if (v->role == FMU_MB_ROLE_TRAJECTORY)
+            me->n_traj_inputs = v->aux + 1 > me->n_traj_inputs ? v->aux + 1 : me->n_traj_inputs;
+    }
+    s->model = me;
+    if (!source_open(s, &me->source)) {
+        free(me->violations);
+        free(me);
+        s->model = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+void model_free(Instance *s) {
+    Mechanism *me = mechanism_of(s);
+    if (!me) return;
+    free_run(me->run);
+    source_close(s, me->source);
+    free(me->violations);
+    free(me);
+    s->model = NULL;
+}
+
+void model_reset(Instance *s) {
+    Mechanism *me = mechanism_of(s);
+    free_run(me->run);
+    me->run = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Build: the parameter values -> a started run (MechanismSlave._build, Simulator.initialize)
+ */
+static int start(Instance *s, Run *r) {
+    int stat = fmu_has_param(FMU_MB_ROLE_STATIC) && fmu_param(s, FMU_MB_ROLE_STATIC, 0) != 0.0;
+    memcpy(r->x, r->x0, (size_t)r->nx * 8);
+    for (int i = 0, j = 0; i < FMU_MB_NVARS; ++i) {
+        int role = FMU_MB_VARS[i].role;
+        if (role != FMU_MB_ROLE_Q_START && role != FMU_MB_ROLE_QD_START) continue;
+        int64_t d = j < r->n_start ? r->start_dof[j] : -1;
+        ++j;
+        if (d >= 0) r->x[(role == FMU_MB_ROLE_Q_START ? 0 : r->nv) + d] = s->values[i];
+    }
+    if (stat) {         /* statics at rest without inputs (kernels.statics) */
+        int64_t it = -1;
+        double *o = r->static_opts;
+        fmu_mb_static_equilibrium(r->mb, r->db, r->x, r->nv, s->t, r->static_free, r->n_free, r->static_rows,
+                                  r->n_rows, r->static_zero, r->n_zero, o[2], (int64_t)o[3], o[1], (int64_t)o[0],
+                                  &it);
+        if (it < 0) {
+            double e = r->static_info[0];
+            char why[96];
+            if (isfinite(e)) snprintf(why, sizeof why, MSG_STATICS_ITERATIONS, (int)o[3], o[0] != 0.0 ? "relative " : "", e);
+            else snprintf(why, sizeof why, MSG_STATICS_NOT_FINITE);
+            FMU_ERROR(s, MSG_STATICS_FAILED, o[0] != 0.0 ? "constrained " : "", why);
+            return 0;
+        }
+    }
+    for (int i = 0; i < r->nx; ++i)
+        if (!isfinite(r->x[i])) {
+            FMU_ERROR(s, MSG_START_NOT_FINITE);
+            return 0;
+        }
+    r->x[r->nx - 3] = r->x[r->nx - 2] = r->x[r->nx - 1] = 0.0;
+    anchor(r, s->t);
+    int assemble = fmu_has_param(FMU_MB_ROLE_ASSEMBLE) ? fmu_param(s, FMU_MB_ROLE_ASSEMBLE, 0) != 0.0 : 1;
+    if (assemble && r->flags[0]) {
+        int64_t it = 0;
+        double *x = r->xdot;                /* (scratch) */
+        memcpy(x, r->x, (size_t)r->nx * 8);
+        fmu_mb_project(r->mb, r->db, x, r->nx, s->t, r->assemble_mask, r->n_groups, &it);
+        int finite = 1;
+        for (int i = 0; i < r->nx; ++i) finite &= isfinite(x[i]) != 0;
+        if (it < 0 || !finite) {
+            FMU_ERROR(s, MSG_ASSEMBLY_FAILED, FMU_MB_MODEL_ID, r->con_stats[FMU_MB_STAT_PROJECTION_RESIDUAL]);
+            return 0;
+        }
+        memcpy(r->x, x, (size_t)r->nx * 8);
+        r->cp_valid[0] = 0;
+        anchor(r, s->t);
+    }
+    r->fric_fail[0] = 0;
+    r->lin_redo[0] = 0;
+    return 1;
+}
+
+int model_build(Instance *s) {
+    Mechanism *me = mechanism_of(s);
+    char what[600] = "", err[600];
+    if (!fmu_check_parameters(s)) return 0;
+    int64_t token = -1;
+    fmu_mb_arrays *a = source_build(s, me->source, &token, what, sizeof what);
+    if (!a) return 0;
+    Run *r = load_run(s, a, err, sizeof err);
+    if (!r) {
+        FMU_ERROR(s, MSG_RUN_DAMAGED, what, err);
+        return 0;
+    }
+    r->token = token;
+    for (int k = 0; k < 3; ++k) r->gravity[k] = fmu_param(s, FMU_MB_ROLE_GRAVITY, k);
+    if (fmu_has_param(FMU_MB_ROLE_ALPHA)) {
+        r->solver_opt[FMU_MB_OPT_ALPHA] = fmu_param(s, FMU_MB_ROLE_ALPHA, 0);
+        r->solver_opt[FMU_MB_OPT_BETA] = fmu_param(s, FMU_MB_ROLE_BETA, 0);
+        r->solver_opt[FMU_MB_OPT_PROJECTION] = fmu_param(s, FMU_MB_ROLE_PROJECTION, 0) != 0.0;
+    }
+    int method = (int)fmu_param(s, FMU_MB_ROLE_INTEGRATOR, 0);
+    if (METHOD_GAMMA[method] != 0.0) r->solver_opt[FMU_MB_OPT_ROS2_GAMMA] = METHOD_GAMMA[method];
+    if (!apply_trajectories(s, r, s->call, 1, 0) || !start(s, r)) {
+        free_run(r);
+        return 0;
+    }
+    hold_inputs(s, r, 0);
+    double h = fmu_param(s, FMU_MB_ROLE_STEP, 0);
+    double lim[3] = {NAN, NAN, NAN};             /* RK4's stability limit at the start (fmu_mb.stability) */
+    int64_t nlin = 0;
+    if (METHOD_SCHEME[method] == FMU_MB_SCHEME_RK4)
+        fmu_mb_rk4_step_limit(r->mb, r->db, r->x, r->nx, s->t, r->tau, r->nv, h, lim, 3, &nlin);
+    if (h > lim[0] * (1.0 + 1e-9)) {              /* (NaN when not RK4: never) */
+        char advice[32];
+        snprintf(advice, sizeof advice, "%.2g", 0.9 * lim[0]);
+        FMU_ERROR(s, MSG_RK4_LIMIT, h, lim[1], lim[2], lim[0], strtod(advice, NULL));
+        free_run(r);
+        return 0;
+    }
+    free_run(me->run);
+    me->run = r;
+    me->h = h;
+    me->method = method;
+    me->scheme = METHOD_SCHEME[method];
+    me->max_steps = (int64_t)fmu_param(s, FMU_MB_ROLE_MAX_STEPS, 0);
+    me->max_violation = fmu_has_param(FMU_MB_ROLE_MAX_VIOLATION) ? fmu_param(s, FMU_MB_ROLE_MAX_VIOLATION, 0)
+                                                                 : HUGE_VAL;
+    FMU_DEBUG(s, MSG_BUILT, METHOD_NAME[method], what);
+    return 1;
+}
+
+int model_evaluate(Instance *s) {
+    Run *r = mechanism_of(s)->run;
+    if (!r || !gather(s, r)) {
+        FMU_ERROR(s, MSG_KERNEL_OUTPUTS_FAILED, s->call);
+        return 0;
+    }
+    return 1;
+}
+
+int model_restore_inputs(Instance *s) {
+    Run *r = mechanism_of(s)->run;
+    if (!r) return 1;
+    if (!apply_trajectories(s, r, s->call, 1, 1)) return 0;
+    hold_inputs(s, r, 1);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Steps
+ */
+/* After a failed step from t: the constraint bound broken already at its start with the inputs it applied
+ * (a target moved out of reach), as the likely cause (into msg), or 0. Outputs are kept as they were. */
+static int violation_at_start(Instance *s, double t, char *msg, size_t len) {
+    Mechanism *me = mechanism_of(s);
+    if (!me->n_violations) return 0;
+    double *kept = malloc((size_t)s->n_outputs * 8 + 8);
+    if (!kept) return 0;
+    for (int k = 0; k < s->n_outputs; ++k) kept[k] = s->values[s->outputs[k]];
+    char where[64];
+    snprintf(where, sizeof where, MSG_WHERE_TIME, t);
+    int found = gather(s, me->run) && model_problem(s, where, msg, len);
+    for (int k = 0; k < s->n_outputs; ++k) s->values[s->outputs[k]] = kept[k];
+    free(kept);
+    return found;
+}
+
+int model_step(Instance *s, double t, double dt) {
+    Mechanism *me = mechanism_of(s);
+    Run *r = me->run;
+    char where[200], why[200] = "", hint[4300];
+    double nsteps = ceil(dt / me->h - 1e-9);
+    if (nsteps > (double)me->max_steps) {
+        FMU_ERROR(s, MSG_STEP_TOO_MANY, s->call, dt, nsteps, me->h, (double)me->max_steps);
+        return 0;
+    }
+    snprintf(where, sizeof where, MSG_WHERE_AT, s->call, t);
+    if (!apply_trajectories(s, r, where, 0, 0)) return 0;
+    hold_inputs(s, r, 0);
+    r->fails_before = r->fric_fail[0];
+    int64_t ok = 0, res = 0;
+    int32_t st = (r->constrained ? fmu_mb_advance_constrained : fmu_mb_advance_tree)(
+        r->mb, r->db, r->x, r->nx, t, r->tau, r->nv, me->h, dt, me->scheme, &ok);
+    if (st == 0 && ok) return 1;
+    if (st != 0) fmu_mb_rollback(r->mb, r->db, r->x, r->nx, &res);
+    if (r->nc && r->con_stats[FMU_MB_STAT_PIVOT_RATIO] == 0.0)
+        snprintf(why, sizeof why, MSG_SINGULAR_CONSTRAINTS, (int)r->con_stats[FMU_MB_STAT_RANK]);
+    char cause[4096];
+    if (violation_at_start(s, t, cause, sizeof cause))
+        snprintf(hint, sizeof hint, MSG_HINT_CAUSE, cause);
+    else if (me->scheme == FMU_MB_SCHEME_RK4)
+        snprintf(hint, sizeof hint, MSG_HINT_RK4, me->h);
+    else
+        snprintf(hint, sizeof hint, MSG_HINT_ROSENBROCK, METHOD_NAME[me->method], me->h,
+                 METHOD_GAMMA[me->method] != 0.0 || me->scheme == FMU_MB_SCHEME_ROS34PW2 ? MSG_HINT_DAMPED_ROS2 : "");
+    FMU_ERROR(s, MSG_STEP_NOT_FINITE, where, t, dt, why, t, hint);
+    return 0;
+}
+
+fmi2Status model_step_accepted(Instance *s, double t) {
+    Run *r = mechanism_of(s)->run;
+    if (r->fric_fail[0] <= r->fails_before) return fmi2OK;
+    fmu_say(s, fmi2Warning, MSG_FRICTION_NOT_CONVERGED, s->call, t, (int)(r->fric_fail[0] - r->fails_before));
+    return fmi2Warning;
+}
+
+void model_undo_step(Instance *s) {
+    Run *r = mechanism_of(s)->run;
+    int64_t res;
+    fmu_mb_rollback(r->mb, r->db, r->x, r->nx, &res);
+}
+
+/* Why the current result may not be answered with fmi2OK: a non-finite output, a coordinate or rate beyond
+ * the FMU's limits, a constraint violated beyond solver.max_violation. */
+int model_problem(Instance *s, const char *where, char *msg, size_t len) {
+    Mechanism *me = mechanism_of(s);
+    Run *r = me->run;
+    int bad = -1, nbad = 0;
+    char b1[32], name[300];
+    for (int k = 0; k < s->n_outputs; ++k)
+        if (!isfinite(s->values[s->outputs[k]])) {
+            if (bad < 0) bad = s->outputs[k];
+            ++nbad;
+        }
+    if (bad >= 0) {
+        snprintf(msg, len, MSG_OUTPUT_NOT_FINITE, where, FMU_MB_VARS[bad].name, fmu_repr(s->values[bad], b1), nbad);
+        return 1;
+    }
+    for (int64_t i = 0; i < 2 * r->nv; ++i) {
+        double lim = i < r->nv ? FMU_MB_COORDINATE_LIMIT : FMU_MB_RATE_LIMIT;
+        if (fabs(r->x[i]) > lim) {
+            snprintf(msg, len, MSG_STATE_BEYOND_LIMIT, where, coordinate_name(r, i % r->nv, i >= r->nv, name),
+                     fmu_repr(r->x[i], b1), lim);
+            return 1;
+        }
+    }
+    int worst = -1;
+    for (int k = 0; k < me->n_violations; ++k) {
+        int i = me->violations[k];
+        if (worst < 0 || s->values[i] > s->values[worst]) worst = i;
+    }
+    if (worst < 0 || s->values[worst] <= me->max_violation) return 0;
+    const fmu_mb_var *v = &FMU_MB_VARS[worst];
+    char group[64] = "", type[64] = "", point[128] = "", amount[200];
+    if (v->extra) sscanf(v->extra, "%63[^|]|%63[^|]|%127[^\n]", group, type, point);
+    snprintf(name, sizeof name, "%s", v->name);
+    char *dot = strrchr(name, '.');
+    if (dot) *dot = '\0';
+    snprintf(amount, sizeof amount, "%.4g%s%s%s", s->values[worst], v->unit && *v->unit ? " " : "",
+             v->unit ? v->unit : "", strcmp(type, "PointOnEllipse") == 0 ? MSG_ELLIPSE_DISTANCE : "");
+    if (strcmp(group, "programmed") == 0) {
+        char who[400];
+        if (point[0]) snprintf(who, sizeof who, MSG_POINT_AWAY, point, amount);
+        else snprintf(who, sizeof who, MSG_VIOLATED_BY, amount);
+        snprintf(msg, len, MSG_PROGRAMMED_MOTION_LOST, where, name, who, s->t, me->max_violation);
+    } else {
+        snprintf(msg, len, MSG_CONSTRAINT_VIOLATED, where, name, group, amount, s->t, me->max_violation);
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The state record (kernels.record)
+ */
+int64_t model_record_size(const Instance *s) {
+    const Run *r = s->ready ? mechanism_of(s)->run : NULL;
+    return r ? r->nx + 2 * r->nc + r->nv + 4 : 0;
+}
+
+void model_write_record(const Instance *s, double *record, int64_t *counter) {
+    Run *r = mechanism_of(s)->run;
+    int64_t res;
+    fmu_mb_write_record(r->mb, r->db, r->x, r->nx, record, model_record_size(s), &res);
+    *counter = r->fric_fail[0];
+}
+
+int model_read_record(Instance *s, const double *record, int64_t n, int64_t counter, char *why, size_t len) {
+    Run *r = mechanism_of(s)->run;
+    int64_t code = 0, want = model_record_size(s);
+    double info[2] = {0.0, 0.0};
+    char a[32], name[300];
+    if (n != want) {
+        snprintf(why, len, MSG_RECORD_SIZE, (int)n, (int)want);
+        return 0;
+    }
+    fmu_mb_read_record(r->mb, r->db, (double *)record, n, r->x, r->nx, FMU_MB_COORDINATE_LIMIT, FMU_MB_RATE_LIMIT,
+                       info, 2, &code);
+    switch (code) {
+    case FMU_MB_RECORD_OK:
+        r->fric_fail[0] = counter;
+        return 1;
+    case FMU_MB_RECORD_NOT_FINITE:
+        snprintf(why, len, MSG_RECORD_NOT_FINITE, (int)info[0], fmu_repr(info[1], a));
+        break;
+    case FMU_MB_RECORD_COORDINATE:
+    case FMU_MB_RECORD_RATE:
+        snprintf(why, len, MSG_RECORD_BEYOND_LIMIT,
+                 coordinate_name(r, (int64_t)info[0], code == FMU_MB_RECORD_RATE, name), fmu_repr(info[1], a),
+                 code == FMU_MB_RECORD_RATE ? FMU_MB_RATE_LIMIT : FMU_MB_COORDINATE_LIMIT);
+        break;
+    case FMU_MB_RECORD_COUNT:
+        snprintf(why, len, MSG_RECORD_COUNT, fmu_repr(info[1], a));
+        break;
+    case FMU_MB_RECORD_PARTITION:
+        snprintf(why, len, MSG_RECORD_PARTITION);
+        break;
+    default:
+        snprintf(why, len, MSG_RECORD_RANK, fmu_repr(info[1], a));
+    }
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* What a model implements for the FMU core (instance.c, state.c): the Reference-FMUs' model.h contract.
+ * Two models exist: a mechanism (mechanism.c: compiled arrays from a run source, the numba-compiled
+ * kernels) and the PD joint controller (controller.c). A failing function logs why (fmu_say) unless it
+ * returns the reason in a buffer. */
+#ifndef FMU_MB_MODEL_H
+#define FMU_MB_MODEL_H
+#include "core.h"
+
+/* Outputs depend directly on inputs (re-evaluated when read after an input was set). */
+extern const int FMU_MB_FEEDTHROUGH;
+
+/* Per-instance data into s->model, once the instance exists (the Python run source starts the model
+ * file's Python here); 0: refused, logged. */
+int model_create(Instance *s);
+void model_free(Instance *s);
+/* Back to the state after model_create (fmi2Reset). */
+void model_reset(Instance *s);
+/* The model for the current parameter values, started at s->t; 0: refused, every reason logged. */
+int model_build(Instance *s);
+/* Every output into s->values at the current state and inputs; 0: failed, logged. */
+int model_evaluate(Instance *s);
+/* The inputs in force (s->held) into the model again: a restored state's (trajectory tables, drives); 0:
+ * refused (logged). */
+int model_restore_inputs(Instance *s);
+/* Integrate [t, t + dt] with the inputs held; 0 (logged) keeps the state of t. */
+int model_step(Instance *s, double t, double dt);
+/* The step from t was accepted: fmi2OK, or fmi2Warning with what the host should know about it (logged). */
+fmi2Status model_step_accepted(Instance *s, double t);
+/* Why the current result may not be answered with fmi2OK (1, text in msg), or 0. */
+int model_problem(Instance *s, const char *where, char *msg, size_t len);
+/* Undo the last model_step (its result was refused). */
+void model_undo_step(Instance *s);
+/* The model's part of an FMU state: its length, its values and a counter saved beside it. */
+int64_t model_record_size(const Instance *s);
+void model_write_record(const Instance *s, double *record, int64_t *counter);
+/* Checks everything before it writes anything; 0 with the reason (the model unchanged). */
+int model_read_record(Instance *s, const double *record, int64_t n, int64_t counter, char *why, size_t len);
+#endif

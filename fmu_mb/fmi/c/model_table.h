@@ -1,0 +1,48 @@
+/* The model table of one FMU: its variables and facts, generated per FMU by fmu_mb.fmi.model_table into
+ * model_table.c from the interface table (every value reference's name, type, causality, role, range and
+ * start), and what its run source needs (the option combinations a native FMU carries, its compiled
+ * trajectory table functions). */
+#ifndef FMU_MB_MODEL_TABLE_H
+#define FMU_MB_MODEL_TABLE_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *name;
+    int type;            /* FMU_MB_TYPE_* */
+    int causality;       /* FMU_MB_CAUSALITY_* */
+    int role;            /* FMU_MB_ROLE_* */
+    int aux;             /* index among the variables of its role (gravity: the axis; PD controller: channel) */
+    double start;
+    double min, max;
+    int has_range;
+    int fixed;           /* a trajectory input this FMU cannot change (native: a Python-checked trajectory) */
+    const char *unit;
+    const char *extra;   /* a Choice option: its codes as "0 = a, 1 = b"; a violation output:
+                            "group|constraint type|point name" */
+} fmu_mb_var;
+
+extern const char FMU_MB_MODEL_ID[];
+extern const char FMU_MB_GUID[];
+extern const char FMU_MB_INTERFACE_DIGEST[];     /* 64 hex digits: identifies FMU states */
+extern const char FMU_MB_RESOURCE_MARKER[];      /* a file every resources folder of this FMU holds */
+extern const int FMU_MB_NVARS;
+extern const fmu_mb_var FMU_MB_VARS[];
+extern const int FMU_MB_NOPTIONS;
+extern const int FMU_MB_OPTION_VALUES[];         /* per option: FMU_MB_OPTION_* (which values it takes) */
+/* native FMUs: the option combinations carried (variants.c) */
+extern const int FMU_MB_NVARIANTS;
+extern const double FMU_MB_VARIANT_OPTIONS[];    /* NVARIANTS x NOPTIONS option values */
+extern const char *const FMU_MB_VARIANT_TEXT[];
+extern const int FMU_MB_VARIANT_FILE[];          /* per combination: its variant of resources/variants.arrays */
+/* native FMUs: trajectory classes whose segment tables are a compiled function of their parameters
+ * (TableTrajectory, fmu_mb.native.trajectory_code), numba's calling convention (status; *code 0 or the
+ * number of the check that failed) */
+typedef int32_t (*fmu_mb_table_fn)(int64_t *code, void **exc, const double *v, int64_t nv, double *time,
+                                   double *par, int64_t nseg, int64_t width);
+extern const int FMU_MB_NTABLES;
+extern const fmu_mb_table_fn FMU_MB_TABLE_FN[];
+extern const int FMU_MB_TABLE_NPARAMS[];
+extern const int FMU_MB_TABLE_NCHECKS[];
+extern const char *const *const FMU_MB_TABLE_CHECKS[];  /* per table: its check messages (codes 1, 2, ...) */
+#endif

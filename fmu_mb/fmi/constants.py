@@ -1,0 +1,217 @@
+"""Every number the FMU core's C sources share with Python, defined once.
+
+The C header ``fmu_mb_constants.h`` is generated from this module (:func:`c_header`) whenever an FMU
+binary is compiled (fmu_mb.fmi.binary); no C source defines any of these itself (tests/fmi/test_constants.py
+reads them all). The FMI 2.0 co-simulation state table is :data:`CALLS`: which phases each call is allowed
+in, as a phase mask per call in C (the Reference-FMUs' ``MASK_fmi2DoStep`` shape), with the hint its refusal
+gives. The message templates are fmu_mb.messages.
+
+Importable without numpy or numba.
+"""
+from __future__ import annotations
+
+import struct
+from enum import IntEnum
+
+
+class Phase(IntEnum):
+    """Phases of an FMI 2.0 co-simulation instance (the standard's state machine, section 4.2.4)."""
+    INSTANTIATED = 0
+    INITIALIZATION = 1
+    STEPPING = 2
+    TERMINATED = 3
+
+
+#: phase names as messages say them, in code order
+PHASE_NAMES = ("instantiated", "initialization mode", "stepping", "terminated")
+
+_ALL = tuple(Phase)
+_I, _N, _S, _T = Phase.INSTANTIATED, Phase.INITIALIZATION, Phase.STEPPING, Phase.TERMINATED
+#: FMI 2.0 co-simulation state table: call -> (the phases it is allowed in, what a refusal advises or "")
+CALLS = {
+    "fmi2SetupExperiment": ((_I,), ""),
+    "fmi2EnterInitializationMode": ((_I,), ""),
+    "fmi2ExitInitializationMode": ((_N,), "call fmi2EnterInitializationMode first"),
+    "fmi2Terminate": ((_S,), ""),
+    "fmi2DoStep": ((_S,), "it is allowed after fmi2ExitInitializationMode and before fmi2Terminate"),
+    "fmi2Get": ((_N, _S, _T), "call fmi2EnterInitializationMode first"),
+    "fmi2Set": ((_I, _N, _S), "variables cannot be set after fmi2Terminate"),
+    "fmi2Status": ((_S, _T), ""),
+    "fmi2GetFMUstate": (_ALL, ""),
+    "fmi2SetFMUstate": (_ALL, ""),
+}
+
+
+def phase_mask(call: str) -> int:
+    """Bit p set for every phase p ``call`` is allowed in."""
+    return sum(1 << int(p) for p in CALLS[call][0])
+
+
+class VarType(IntEnum):
+    """Type of an interface variable in the model table (FMI 2.0 Real, Integer/Enumeration, Boolean)."""
+    REAL = 0
+    INTEGER = 1
+    BOOLEAN = 2
+
+
+class Causality(IntEnum):
+    PARAMETER = 0
+    INPUT = 1
+    OUTPUT = 2
+
+
+class Role(IntEnum):
+    """What a variable means to the core (the model table's ``role``; fmu_mb.fmi.model_table)."""
+    OPTION = 1              # model.<option>
+    STEP = 2                # solver.step_size: the internal step h
+    INTEGRATOR = 3          # solver.integrator
+    MAX_STEPS = 4           # solver.max_steps_per_call
+    GRAVITY = 5             # gravity[1..3] (aux: axis)
+    STATIC = 6              # init.static
+    ALPHA = 7               # solver.alpha (Baumgarte)
+    BETA = 8                # solver.beta
+    PROJECTION = 9          # solver.projection
+    MAX_VIOLATION = 10      # solver.max_violation
+    ASSEMBLE = 11           # init.assemble
+    Q_START = 12            # <joint>.q_start
+    QD_START = 13           # <joint>.qd_start
+    TAU_DRIVE = 20          # <joint>.tau_drive
+    BODY_FORCE = 21         # <force>.force
+    TRAJECTORY = 22         # <trajectory>.<parameter>
+    OUTPUT = 30             # any output
+    VIOLATION = 31          # <constraint>.violation(_angle): checked against solver.max_violation
+    GAIN_P = 40             # PD controller: Kp[i] (aux: channel)
+    GAIN_D = 41             # Kd[i]
+    TAU_MAX = 42            # tau_max[i]
+    Q_REF = 43              # q_ref[i]
+    QD_REF = 44             # qd_ref[i]
+    TAU_FF = 45             # tau_ff[i]
+    Q_MEASURED = 46         # q[i]
+    QD_MEASURED = 47        # qd[i]
+    TAU_COMMAND = 48        # tau[i] (output)
+
+
+class OptionValues(IntEnum):
+    """Which values of a model option an FMU takes (the model table's ``FMU_MB_OPTION_VALUES``)."""
+    EVERY = 0               # a Choice/Flag: every value carried (native) or built (Python)
+    BUILT = 1               # a Count/Value fixed at its built value (native)
+    CARRIED = 2             # a Count/Value carried at the listed values (native: the variant rows)
+    LINEAR = 3              # a Value taken at any value through slope records (native: fmi.native_values)
+    ANY = 4                 # any value in range: the Python FMU builds the mechanism for it
+
+
+#: largest |time| an FMU accepts, s: beyond it a double resolves time more coarsely than 2.4e-7 s (it
+#: still admits Unix time as a start time)
+TIME_LIMIT = 2e9
+#: range of every start coordinate (m or rad) and of the coordinates an FMU state or step may reach:
+#: beyond it an angle's double-precision resolution is coarser than 1e-10 rad
+COORDINATE_LIMIT = 1e6
+#: range of every start rate (m/s or rad/s) and of the rates an FMU state or step may reach
+RATE_LIMIT = 1e6
+#: longest value-reference array one fmi2Get*/fmi2Set* call may pass
+MAX_VALUES = 1 << 24
+#: longest serialized FMU state accepted, bytes
+MAX_STATE_BYTES = 1 << 31
+#: most model options an FMU may declare
+MAX_OPTIONS = 256
+
+#: FMU state record (fmu_mb.fmi.c/state.c): magic, format, the header's struct layout (little-endian:
+#: magic, format, interface digest, phase, number of values, number of state values, start time, stop
+#: time (NaN: none), time, friction failures), then the values, the state and a CRC-32
+STATE_MAGIC = b"FMUMB\0"
+STATE_FORMAT = 3
+STATE_HEAD = "<6sH32sBIIdddq"
+
+#: debug-log categories of the modelDescription, in bit order of fmi2SetDebugLogging's mask
+LOG_CATEGORIES = {
+    "logStatusWarning": "Log messages with fmi2Warning status.",
+    "logStatusDiscard": "Log messages with fmi2Discard status.",
+    "logStatusError": "Log messages with fmi2Error status.",
+    "logStatusFatal": "Log messages with fmi2Fatal status.",
+    "logAll": "Log all messages.",
+}
+
+
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (UTF-8; every byte outside printable ASCII as an octal escape)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= byte < 127 and ch != "?":
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def _c_value(x) -> str:
+    if isinstance(x, bool):
+        return str(int(x))
+    if isinstance(x, int):
+        return str(x) if abs(x) < 2 ** 31 else f"{x}LL"
+    if isinstance(x, float):
+        return repr(x)
+    raise TypeError(x)
+
+
+def c_header() -> str:
+    """Text of ``fmu_mb_constants.h``: this module's numbers, the solver slots and integration methods the
+    core reads (fmu_mb.codes, fmu_mb.simulator.METHODS) and the message templates (fmu_mb.messages)."""
+    from ..codes import OutputKind, RecordCheck, Scheme, SegmentKind, SolverOption, SolverStat
+    from ..simulator import METHODS
+    from ..messages import MESSAGES
+    from ..model.compiled import RECORD_MAX_COUNT
+    from ..native import arrays
+    from ..trajectories.paths import TABLE_MAX_PARAMS
+    out = ["/* generated from fmu_mb/fmi/constants.py (and fmu_mb.codes, fmu_mb.simulator, fmu_mb.messages):",
+           " * do not edit */", "#ifndef FMU_MB_CONSTANTS_H", "#define FMU_MB_CONSTANTS_H", ""]
+    for enum, prefix in ((Phase, "PHASE"), (VarType, "TYPE"), (Causality, "CAUSALITY"), (Role, "ROLE"),
+                         (OptionValues, "OPTION"), (Scheme, "SCHEME"), (RecordCheck, "RECORD")):
+        out += [f"#define FMU_MB_{prefix}_{m.name} {int(m)}" for m in enum]
+        out.append("")
+    out.append("#define FMU_MB_PHASE_NAMES {" + ", ".join(c_string(n) for n in PHASE_NAMES) + "}")
+    for call, (_, hint) in CALLS.items():
+        out.append(f"#define FMU_MB_MASK_{call} {phase_mask(call)}u")
+        out.append(f"#define FMU_MB_HINT_{call} {c_string(hint)}")
+    out.append("")
+    for name in ("TIME_LIMIT", "COORDINATE_LIMIT", "RATE_LIMIT", "MAX_VALUES", "MAX_STATE_BYTES", "MAX_OPTIONS",
+                 "STATE_FORMAT"):
+        out.append(f"#define FMU_MB_{name} {_c_value(globals()[name])}")
+    out.append(f"#define FMU_MB_TABLE_MAX_PARAMS {TABLE_MAX_PARAMS}")
+    out.append(f"#define FMU_MB_STATE_MAGIC {c_string(STATE_MAGIC.decode('latin-1'))}")
+    out.append(f"#define FMU_MB_STATE_MAGIC_SIZE {len(STATE_MAGIC)}")
+    out.append(f"#define FMU_MB_STATE_HEAD_SIZE {struct.calcsize(STATE_HEAD)}")
+    out.append("#define FMU_MB_LOG_CATEGORIES {" + ", ".join(c_string(n) for n in LOG_CATEGORIES) + "}")
+    out.append(f"#define FMU_MB_N_LOG_CATEGORIES {len(LOG_CATEGORIES)}")
+    out.append(f"#define FMU_MB_LOG_CATEGORY_LIST {c_string(', '.join(LOG_CATEGORIES))}")
+    out.append("")
+    for slot in (SolverOption.ALPHA, SolverOption.BETA, SolverOption.PROJECTION, SolverOption.ROS2_GAMMA,
+                 SolverOption.PROJECTION_TOL):
+        out.append(f"#define FMU_MB_OPT_{slot.name} {int(slot)}")
+    for slot in (SolverStat.PIVOT_RATIO_CHOSEN, SolverStat.PIVOT_RATIO, SolverStat.RANK,
+                 SolverStat.PROJECTION_RESIDUAL):
+        out.append(f"#define FMU_MB_STAT_{slot.name} {int(slot)}")
+    out.append(f"#define FMU_MB_RECORD_MAX_COUNT {RECORD_MAX_COUNT}LL")
+    out.append(f"#define FMU_MB_ARRAYS_MAGIC {c_string(arrays.MAGIC.decode('ascii'))}")
+    out.append(f"#define FMU_MB_ARRAYS_VERSION {arrays.VERSION}")
+    out.append(f"#define FMU_MB_ARRAYS_NAME_BYTES {arrays.NAME_BYTES}")
+    out.append(f"#define FMU_MB_ARRAYS_HEADER {arrays.HEADER}")
+    out.append(f"#define FMU_MB_ARRAYS_ENTRY {arrays.ENTRY.size}")
+    out.append(f"#define FMU_MB_ARRAYS_MAX_NDIM {arrays.MAX_NDIM}")
+    out.append(f"#define FMU_MB_ARRAYS_FLOAT64 {arrays.KINDS['float64']}")
+    out.append(f"#define FMU_MB_ARRAYS_INT64 {arrays.KINDS['int64']}")
+    out.append(f"#define FMU_MB_ARRAYS_SCALAR {arrays.SCALAR}")
+    out.append(f"#define FMU_MB_ARRAYS_ZEROS {arrays.ZEROS}")
+    out.append(f"#define FMU_MB_OUT_Q {int(OutputKind.Q)}")
+    out.append(f"#define FMU_MB_OUT_QD {int(OutputKind.QD)}")
+    out.append(f"#define FMU_MB_SEGMENT_LINEAR {int(SegmentKind.LINEAR)}")
+    out.append(f"#define FMU_MB_N_METHODS {len(METHODS)}")
+    out.append("#define FMU_MB_METHOD_SCHEME {" + ", ".join(str(int(m.scheme)) for m in METHODS.values()) + "}")
+    out.append("#define FMU_MB_METHOD_GAMMA {" + ", ".join(repr(m.gamma) for m in METHODS.values()) + "}")
+    out.append("#define FMU_MB_METHOD_NAME {" + ", ".join(c_string(n) for n in METHODS) + "}")
+    out.append("")
+    out += [f"#define MSG_{name} {c_string(t)}" for name, t in MESSAGES.items()]
+    out += ["", "#endif", ""]
+    return "\n".join(out)

@@ -1,0 +1,60 @@
+"""Heap use of the FMU binaries, counted by a preloaded allocator (tests/c_host/alloc_count.c) in a plain C
+host (tests/c_host/lifecycle_host.c): an instance's life cycle leaves no block behind, and steady stepping
+(fmi2SetReal, fmi2DoStep, fmi2GetReal) calls the allocator not at all, in both FMU kinds."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fmpy import read_model_description
+
+HOST_DIR = Path(__file__).resolve().parents[1] / "c_host"
+FMI2 = Path(__file__).resolve().parents[2] / "fmu_mb" / "fmi" / "c" / "fmi2"
+CC = shutil.which("cc") or shutil.which("gcc")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or CC is None,
+                                reason="the allocation counter preloads a glibc shared object (Linux, cc)")
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory):
+    out = tmp_path_factory.mktemp("alloc")
+    counter, host = out / "alloc_count.so", out / "lifecycle_host"
+    for cmd in ([CC, "-O2", "-shared", "-fPIC", "-o", str(counter), str(HOST_DIR / "alloc_count.c")],
+                [CC, "-O2", "-std=gnu11", "-Wall", "-Werror", "-I", str(FMI2), "-o", str(host),
+                 str(HOST_DIR / "lifecycle_host.c"), "-ldl"]):
+        subprocess.run(cmd, check=True)
+    return counter, host
+
+
+def _run(host, folder, model, cycles=40, steps=50):
+    counter, program = host
+    md = read_model_description(str(Path(folder) / "modelDescription.xml"))
+    reals = [v for v in md.modelVariables if v.type == "Real"]
+    inp = next(v for v in reals if v.causality == "input")
+    outs = ",".join(str(v.valueReference) for v in reals if v.causality == "output")
+    binary = Path(folder) / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
+    r = subprocess.run([str(program), str(binary), (Path(folder) / "resources").as_uri(), md.guid, str(cycles),
+                        str(steps), "0.001", str(inp.valueReference), outs], capture_output=True, text=True,
+                       env={**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_PRELOAD")},
+                            "LD_PRELOAD": str(counter)}, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    return dict((k, int(v)) for k, v in (line.split() for line in r.stdout.splitlines()))
+
+
+@pytest.mark.parametrize("kind", ["python", "native"])
+@pytest.mark.parametrize("model", ["five_axis", "rpsup", "pd_controller"])
+def test_instances_leave_no_heap_block_and_steady_steps_allocate_nothing(host, extracted_python, extracted_native,
+                                                                         kind, model):
+    """40 life cycles after a first one (which starts Python in a Python FMU and fills the kernels' per-thread
+    box cache) leave the number of live heap blocks exactly as it was; 50 steps with an input set and every
+    Real output read before each make no allocating call."""
+    folder = (extracted_native if kind == "native" else extracted_python)[model]
+    got = _run(host, folder, model)
+    print(f"{kind} {model}: live blocks after one cycle {got['warm']}, after 40 more {got['after']}; "
+          f"allocating calls in 50 steady steps: {got['step']}")
+    assert got["after"] == got["warm"], got
+    assert got["step"] == 0, got
