@@ -58,6 +58,12 @@ print(json.dumps({"fmpy_import": t1 - t0, "first_step": t2 - t1}))
 '''
 
 
+def library_dir() -> str:
+    """This platform's kernel library (compiled when missing: the FMUs link the same object code)."""
+    from fmu_mb.native.library import ensure
+    return str(ensure(log=lambda *a: None)[0])
+
+
 def direct_step_us(name: str, seconds: float) -> float:
     """Mean µs of Simulator.step(0.01) + one gather of every output, at the FMU's defaults and DETAIL."""
     from fmu_mb.fmi.interface import build_interface
@@ -71,7 +77,7 @@ def direct_step_us(name: str, seconds: float) -> float:
                           meta.get("static_start", False), meta.get("method", "rk4"))
     outs = [i for i, v in enumerate(itf.vars) if v.causality == "output"]
     sim = Simulator(cm, h=meta.get("step_size", 1e-3), method=meta.get("method", "rk4"), kernels="native",
-                    assemble=False)
+                    kernel_dirs=(library_dir(),), assemble=False)
     sim.initialize(static=meta.get("static_start", False))
     kind, a, b, f = spec_table(cm, [itf.vars[i].source for i in outs])
     vr, vals, xdot = np.array(outs, np.int64), np.zeros(len(itf.vars)), np.zeros(sim.model.nx)

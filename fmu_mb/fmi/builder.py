@@ -74,7 +74,7 @@ def _digest(package):
 
 
 def _install_core():
-    """Import fmu_mb from a stable, content-addressed copy (numba's cache lives next to it)."""
+    """Import fmu_mb from a stable, content-addressed copy (one per core, shared by the FMUs that carry it)."""
     loaded = sys.modules.get("fmu_mb")
     if loaded is not None:
         if _digest(Path(loaded.__file__).parent) != CORE_DIGEST:
@@ -92,16 +92,6 @@ def _install_core():
                 os.replace(tmp, target)
             except OSError:
                 shutil.rmtree(tmp, ignore_errors=True)
-        native = Path("fmu_mb", "native", "lib")
-        if (_HERE / native).is_dir() and not (target / native).is_dir():
-            # the same core installed earlier by an FMU without native kernels
-            tmp = Path(tempfile.mkdtemp(prefix=".native-", dir=root))
-            shutil.copytree(_HERE / native, tmp / "lib")
-            try:
-                os.replace(tmp / "lib", target / native)
-            except OSError:
-                pass
-            shutil.rmtree(tmp, ignore_errors=True)
         sys.path.insert(0, str(target))
     except OSError:
         sys.path.insert(0, str(_HERE))
@@ -118,6 +108,7 @@ class {model}(MechanismSlave):
     MODEL_NAME = "{model}"
     MODEL_FILE = str(_HERE / "models" / "{model}.py")
     INTERFACE_DIGEST = "{digest}"
+    CORE_DIGEST = CORE_DIGEST
 '''
 
 @dataclass

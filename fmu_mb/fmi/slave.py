@@ -2,7 +2,7 @@
 
 A Python FMU's binary is the FMU core (fmu_mb/fmi/c) with the run source python.c, which has pythonfmu's
 wrapper start this slave once per process (its generated script subclasses :class:`MechanismSlave`, setting
-``MODEL_NAME``, ``MODEL_FILE`` and ``INTERFACE_DIGEST``). The slave registers two functions with the binary
+``MODEL_NAME``, ``MODEL_FILE``, ``INTERFACE_DIGEST`` and ``CORE_DIGEST``). The slave registers two functions with the binary
 (fmu_mb_python_register, through ctypes) and does nothing else: every FMI call is the core's, as in a native
 FMU, with the same checks and messages.
 
@@ -51,11 +51,13 @@ def _say(buffer, size: int, text: str) -> None:
 
 
 class MechanismSlave(Fmi2Slave):
-    """The run source of a Python FMU: subclasses set MODEL_NAME, MODEL_FILE and INTERFACE_DIGEST."""
+    """The run source of a Python FMU: subclasses set MODEL_NAME, MODEL_FILE, INTERFACE_DIGEST and CORE_DIGEST
+    (the digest of the core the FMU carries, which its binary checks in the arrays; empty: computed here)."""
 
     MODEL_NAME: str = ""
     MODEL_FILE: str | None = None
     INTERFACE_DIGEST: str | None = None
+    CORE_DIGEST = ""
     author = "fmu_mb"
     license = "MIT"
 
@@ -131,20 +133,20 @@ class MechanismSlave(Fmi2Slave):
                              f"coordinate for {', '.join(missing[:5])}); this is a defect of the model file")
         return records, cm
 
+    def _keep(self, token: int, records, cm):
+        """Keep a build (the last BUILDS)."""
+        what = ", ".join(f"model.{k} = {v}" for k, v in self._kwargs[token].items()) or "the defaults"
+        self._built[token] = (arrays.variants_bytes([records], self.CORE_DIGEST or this_core_digest()),
+                              f"built by the model file's Python for {what}", cm)
+        while len(self._built) > BUILDS:
+            self._built.popitem(last=False)
+
     def _entry(self, token: int):
         """(arrays bytes, description, compiled mechanism) of a build (compiled again if it was dropped)."""
-        entry = self._built.get(token)
-        if entry is None:
-            kwargs = self._kwargs[token]
-            records, cm = self._compile(kwargs)
-            what = ", ".join(f"model.{k} = {v}" for k, v in kwargs.items()) or "the defaults"
-            entry = (arrays.variants_bytes([records], this_core_digest()),
-                     f"built by the model file's Python for {what}", cm)
-            self._built[token] = entry
-            while len(self._built) > BUILDS:
-                self._built.popitem(last=False)
+        if token not in self._built:
+            self._keep(token, *self._compile(self._kwargs[token]))
         self._built.move_to_end(token)
-        return entry
+        return self._built[token]
 
     def _build(self, values, n, blob, size, token, text, tlen) -> int:
         try:
@@ -152,9 +154,10 @@ class MechanismSlave(Fmi2Slave):
             with self._lock:
                 tok = self._tokens.get(key)
                 if tok is None:
-                    self._compile(kwargs)                     # (refusals before a token is given)
+                    built = self._compile(kwargs)             # (refusals before a token is given)
                     tok = self._tokens[key] = len(self._kwargs)
                     self._kwargs.append(kwargs)
+                    self._keep(tok, *built)
                 data, what, _ = self._entry(tok)
                 self._blobs[threading.get_ident()] = data
             blob[0] = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value
