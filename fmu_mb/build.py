@@ -13,7 +13,7 @@ KINDS = ("python", "native", "both")
 
 def urdf_model(path: str, out, base: str = "fixed", name: str | None = None, flexible=(), passive=(),
                support_stiffness: str | None = None, support_damping: str | None = None, support_points=(),
-               log=print) -> str:
+               strict: bool = False, log=print) -> str:
     """Write the model file of a URDF (OUT/models/<name>.py, fmu_mb.interop.urdf) and return its path."""
     from .interop.urdf import UrdfError, vector3, write_model
     try:
@@ -25,7 +25,7 @@ def urdf_model(path: str, out, base: str = "fixed", name: str | None = None, fle
             robot["support_damping"] = vector3(support_damping, "--support-damping")
         if support_points:
             robot["support_points"] = [vector3(p, "--support-points") for item in support_points for p in item.split()]
-        target, warnings = write_model(path, Path(out) / "models", base=base, name=name, **robot)
+        target, warnings = write_model(path, Path(out) / "models", base=base, name=name, strict=strict, **robot)
     except UrdfError as exc:
         raise UserError(str(exc), 2) from None
     for w in warnings:

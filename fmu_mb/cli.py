@@ -56,7 +56,8 @@ def _urdf_model(path: str, args) -> str:
     from .build import urdf_model
     return urdf_model(path, args.out, base=args.base or "fixed", name=args.name, flexible=args.flexible or [],
                       passive=args.passive or [], support_stiffness=args.support_stiffness,
-                      support_damping=args.support_damping, support_points=args.support_points or [])
+                      support_damping=args.support_damping, support_points=args.support_points or [],
+                      strict=args.strict)
 
 
 def _build(args) -> int:
@@ -75,7 +76,8 @@ def _build(args) -> int:
     urdf_only = [flag for flag, given in (("--base", args.base), ("--name", args.name), ("--flexible", args.flexible),
                                           ("--passive", args.passive), ("--support-stiffness", args.support_stiffness),
                                           ("--support-damping", args.support_damping),
-                                          ("--support-points", args.support_points)) if given]
+                                          ("--support-points", args.support_points),
+                                          ("--strict", args.strict)) if given]
     if args.option and args.kind == "python":
         raise UserError("--option sets the Count/Value options native FMUs carry: use it with --kind native or both "
                         "(Python FMUs take every value at run time)", 2)
@@ -273,6 +275,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--support-points", action="append", metavar="X,Y,Z",
                    help="URDF files, --base sprung: a support point in the root-link frame, m (repeatable; default "
                         "the corners of a 0.4 m square at z = 0)")
+    b.add_argument("--strict", action="store_true",
+                   help="URDF files: refuse a link whose inertia is not physical instead of repairing it to the "
+                        "nearest physical one with a warning (docs/mechanisms.md, what is repaired, what is refused)")
     b.add_argument("--model", "--model-file", action="append", dest="model", metavar="MODEL",
                    help="the same, as an option (repeatable)")
     b.add_argument("--out", default="dist", help="output directory (default: dist)")

@@ -1,4 +1,4 @@
-"""URDF import: read a URDF file (with ``yourdfpy``) into plain robot data and write a model file.
+"""URDF import: read a URDF file into plain robot data (fmu_mb.interop.urdf_read) and write a model file.
 
     fmu-mb build robot.urdf [--base fixed|free|sprung] [--name NAME] [--flexible LINK=SPEC ...]
                             [--passive JOINT ...] [--support-stiffness KX,KY,KZ] [--support-damping DX,DY,DZ]
@@ -6,14 +6,14 @@
 
 :func:`read` gives the links and joints (fmu_mb.model.robot.RobotLink / RobotJoint) in the
 file's frames and units; :func:`model_source` writes them as a model file that calls
-:func:`fmu_mb.model.robot.build_robot`, so the FMU built from it needs neither the URDF nor
-``yourdfpy``. The mapping of URDF elements is in fmu_mb.model.robot's docstring. Visual and
-collision elements (meshes) are not read. Names that are not identifiers (``-``, ``.``, ``/``)
-become identifiers (those characters → ``_``); the FMU's variable names derive from them.
+:func:`fmu_mb.model.robot.build_robot`, so the FMU built from it needs neither the URDF nor a
+parser. The mapping of URDF elements is in fmu_mb.model.robot's docstring; what the reader repairs
+(with a warning) and refuses is in fmu_mb.interop.urdf_read's, the naming scheme in
+fmu_mb.interop.names'. Visual and collision elements (meshes) are not read.
 """
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from pprint import pformat
 
@@ -34,87 +34,16 @@ from ..model.robot import (
     section,
 )
 from ..registry import identifier
+from . import urdf_read
+from .urdf_read import UrdfError
 
 #: FlexibleLink fields a --flexible SPEC may set as key=value (besides a material and a section shape)
 _SPEC_FLOATS = ("area", "Iy", "Iz", "J", "E", "G", "damping", "density")
 
 
-class UrdfError(ValueError):
-    """A URDF file that cannot be imported (the message names the file and the element)."""
-
-
-def _float(value, default=0.0) -> float:
-    return default if value is None else float(value)
-
-
-def read(path) -> dict:
-    """dict(name, root, links, joints, warnings) of the URDF at ``path`` (names as identifiers)."""
-    import yourdfpy  # tooling only: the FMU never imports this module
-
-    path = Path(path)
-    if not path.is_file():
-        raise UrdfError(f"{path}: no such URDF file")
-    try:
-        urdf = yourdfpy.URDF.load(str(path), load_meshes=False, build_scene_graph=False,
-                                  build_collision_scene_graph=False, load_collision_meshes=False)
-    except Exception as exc:  # noqa: BLE001 — the parser raises many kinds; the user needs the file and reason
-        raise UrdfError(f"{path}: not a readable URDF ({type(exc).__name__}: {exc})") from None
-    robot = urdf.robot
-    warnings = []
-    names = [identifier(ln.name) for ln in robot.links] + [identifier(j.name) for j in robot.joints]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise UrdfError(f"{path}: names {dup} occur twice (links and joints need distinct names once "
-                        "made identifiers)")
-    links = []
-    for ln in robot.links:
-        mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
-        if ln.inertial is not None:
-            T = np.asarray(ln.inertial.origin if ln.inertial.origin is not None else np.eye(4), float)
-            mass = _float(ln.inertial.mass)
-            com = T[:3, 3]
-            R = T[:3, :3]
-            inertia = R @ np.asarray(ln.inertial.inertia if ln.inertial.inertia is not None else np.zeros((3, 3)),
-                                     float) @ R.T
-        if mass < 0.0 or not np.isfinite(mass):
-            raise UrdfError(f"{path}: link '{ln.name}': <mass value> must be finite and >= 0 (got {mass})")
-        links.append(RobotLink(identifier(ln.name), mass, tuple(map(float, com)),
-                               tuple(tuple(map(float, row)) for row in inertia)))
-    joints = []
-    for j in robot.joints:
-        if j.type not in JOINT_TYPES:
-            raise UrdfError(f"{path}: joint '{j.name}' has type {j.type!r}; supported: {', '.join(JOINT_TYPES)} "
-                            "(floating and planar joints between links are not)")
-        T = np.asarray(j.origin if j.origin is not None else np.eye(4), float)
-        axis = np.asarray(j.axis if j.axis is not None else (1.0, 0.0, 0.0), float)
-        if j.type != "fixed" and not (np.all(np.isfinite(axis)) and np.linalg.norm(axis) > 0.0):
-            raise UrdfError(f"{path}: joint '{j.name}': <axis xyz> must be a non-zero vector (got {axis})")
-        lim, dyn = j.limit, j.dynamics
-        if j.mimic is not None:
-            warnings.append(f"joint '{j.name}' mimics '{j.mimic.joint}': imported as an independent joint")
-        joints.append(RobotJoint(
-            identifier(j.name), j.type, identifier(j.parent), identifier(j.child),
-            origin=tuple(map(float, T[:3, 3])), rotation=tuple(tuple(map(float, r)) for r in T[:3, :3]),
-            axis=tuple(map(float, axis)),
-            lower=None if lim is None or lim.lower is None or j.type == "continuous" else float(lim.lower),
-            upper=None if lim is None or lim.upper is None or j.type == "continuous" else float(lim.upper),
-            effort=None if lim is None or lim.effort is None else float(lim.effort),
-            velocity=None if lim is None or lim.velocity is None else float(lim.velocity),
-            damping=0.0 if dyn is None else _float(dyn.damping), friction=0.0 if dyn is None else _float(dyn.friction)))
-        if joints[-1].damping < 0.0 or joints[-1].friction < 0.0:
-            raise UrdfError(f"{path}: joint '{j.name}': <dynamics damping friction> must be >= 0")
-    children = {j.child for j in joints}
-    roots = [lk.name for lk in links if lk.name not in children]
-    if len(roots) != 1:
-        raise UrdfError(f"{path}: the links must form one tree with a single root; links that no joint moves: "
-                        f"{roots or 'none (a loop)'}")
-    seen = [j.child for j in joints]
-    twice = sorted({c for c in seen if seen.count(c) > 1})
-    if twice:
-        raise UrdfError(f"{path}: links {twice} are the child of more than one joint (a closed loop: URDF "
-                        "describes trees; close loops with constraints in a model file, docs/mechanisms.md)")
-    return dict(name=identifier(robot.name or path.stem), root=roots[0], links=links,
-                joints=joints, warnings=warnings)
+def read(path, strict: bool = False) -> dict:
+    """dict(name, root, links, joints, warnings) of the URDF at ``path`` (fmu_mb.interop.urdf_read)."""
+    return urdf_read.read(path, strict=strict)
 
 
 def parse_flexible(text: str) -> FlexibleLink:
@@ -126,7 +55,7 @@ def parse_flexible(text: str) -> FlexibleLink:
     if not sep or not link.strip() or not spec.strip():
         raise UrdfError(f"--flexible takes LINK=SPEC (for example forearm_link=aluminium,tube=0.08x0.004), "
                         f"got {text!r}")
-    link = identifier(link.strip())
+    link = link.strip()          # the file's name (the model's identifier is looked up by model_source)
     vals: dict = {}
     for token in (t.strip() for t in spec.split(",") if t.strip()):
         key, eq, value = token.partition("=")
@@ -145,7 +74,7 @@ def parse_flexible(text: str) -> FlexibleLink:
             elif key == "n_div":
                 vals[key] = int(value)
             elif key == "end":
-                vals[key] = identifier(value)
+                vals[key] = value.strip()
             else:
                 raise ValueError(f"unknown key {key!r} (keys: tube, rod, rect, {', '.join(_SPEC_FLOATS)}, n_div, end)")
         except ValueError as exc:
@@ -168,11 +97,12 @@ def vector3(text: str, what: str) -> tuple:
     return v
 
 
-def mechanism(path, base: str = "fixed", friction: str = "urdf", gravity=(0.0, 0.0, -9.81), **robot):
+def mechanism(path, base: str = "fixed", friction: str = "urdf", gravity=(0.0, 0.0, -9.81), strict: bool = False,
+              **robot):
     """The Mechanism of the URDF at ``path`` (fmu_mb.model.robot.build_robot of :func:`read`;
     ``robot``: its further arguments, such as passive, flexible, support_stiffness)."""
     from ..model.robot import build_robot
-    data = read(path)
+    data = read(path, strict=strict)
     return build_robot(data["name"], data["links"], data["joints"], data["root"], base=base, friction=friction,
                        gravity=gravity, **robot)
 
@@ -234,19 +164,24 @@ def build(friction: str = "urdf", limits: str = "stops", links: str = "flexible"
 
 def model_source(path, base: str = "fixed", name: str | None = None, gravity=(0.0, 0.0, -9.81), passive=(),
                  flexible=(), support_stiffness=SUPPORT_STIFFNESS, support_damping=SUPPORT_DAMPING,
-                 support_points=None) -> tuple[str, str, list]:
+                 support_points=None, strict: bool = False) -> tuple[str, str, list]:
     """(model name, source of a model file, import warnings) for the URDF at ``path``; the robot is
     built once here, so a file is only written for a robot that builds (UrdfError otherwise)."""
+    from ..model import compile_mechanism
     from ..model.robot import build_robot
+    from .checks import singular_motion
     if base not in BASES:
         raise UrdfError(f"base must be one of {', '.join(BASES)} (got {base!r})")
     if base != "sprung" and (support_points is not None or tuple(support_stiffness) != SUPPORT_STIFFNESS
                              or tuple(support_damping) != SUPPORT_DAMPING):
         raise UrdfError("the support options apply to --base sprung")
-    data = read(path)
+    data = read(path, strict=strict)
     name = identifier(name or data["name"])
-    passive = [identifier(p) for p in passive]
+    passive = [data["joint_ids"].get(p, identifier(p)) for p in passive]   # the file's names or the model's
     flexible = [f if isinstance(f, FlexibleLink) else parse_flexible(f) for f in flexible]
+    flexible = [replace(f, link=data["link_ids"].get(f.link, identifier(f.link)),
+                        end=None if f.end is None else data["joint_ids"].get(f.end, identifier(f.end)))
+                for f in flexible]
     points = [tuple(map(float, p)) for p in (support_points or SUPPORT_POINTS)]
     supports = dict(points=points, stiffness=tuple(map(float, support_stiffness)),
                     damping=tuple(map(float, support_damping)))
@@ -255,8 +190,11 @@ def model_source(path, base: str = "fixed", name: str | None = None, gravity=(0.
                            passive=passive, flexible=flexible, support_points=supports["points"],
                            support_stiffness=supports["stiffness"], support_damping=supports["damping"])
         mech.validate()
+        singular = singular_motion(compile_mechanism(mech))
     except ValueError as exc:
         raise UrdfError(f"{path}: {exc}") from None
+    if singular:
+        raise UrdfError(f"{path}: robot '{name}': {singular}")
     warnings = list(data["warnings"])
     by_name = {lk.name: lk for lk in data["links"]}
     for f in flexible:

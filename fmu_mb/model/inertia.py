@@ -56,31 +56,54 @@ def from_pseudo_inertia(H) -> tuple[float, np.ndarray, np.ndarray]:
     return mass, c, 0.5 * (J_c + J_c.T)
 
 
-def check_inertia(owner: str, mass: float, inertia) -> None:
-    """Validate a rotational inertia about the centre of mass.
+def inertia_defect(mass: float, inertia) -> str | None:
+    """Why a rotational inertia about the centre of mass is not a physical body's, or None.
 
-    Raises ValueError naming ``owner`` if the tensor is not symmetric, not
-    positive semi-definite or violates the triangle inequality of principal
-    moments (I_a + I_b ≥ I_c), which every physical body satisfies.
+    A physical tensor is symmetric and positive semi-definite, its principal moments satisfy the
+    triangle inequality (I_a + I_b ≥ I_c), and a massless body has none. Tolerances: 1e-12
+    (symmetry, sign) and 1e-9 (triangle) relative to max(1, the largest entry).
     """
     J = np.asarray(inertia, dtype=float)
     if J.shape != (3, 3):
-        raise ValueError(f"{owner}: inertia must be a 3x3 matrix, got shape {J.shape}")
+        return f"inertia must be a 3x3 matrix, got shape {J.shape}"
     if not np.all(np.isfinite(J)):
-        raise ValueError(f"{owner}: inertia contains NaN or inf")
+        return "inertia contains NaN or inf"
     scale = max(1.0, float(np.abs(J).max()))
     if not np.allclose(J, J.T, rtol=0.0, atol=1e-12 * scale):
-        raise ValueError(f"{owner}: inertia must be symmetric")
+        return "inertia must be symmetric"
     eig = np.linalg.eigvalsh(0.5 * (J + J.T))
-    tol = 1e-12 * scale
-    if eig[0] < -tol:
-        raise ValueError(
-            f"{owner}: inertia must be positive semi-definite (smallest principal moment {eig[0]:.3e} kg·m²)")
+    if eig[0] < -1e-12 * scale:
+        return f"inertia must be positive semi-definite (smallest principal moment {eig[0]:.3e} kg·m²)"
     if eig[0] + eig[1] < eig[2] - 1e-9 * scale:
-        raise ValueError(
-            f"{owner}: principal moments {eig} violate the triangle inequality I1 + I2 >= I3")
+        return f"principal moments {eig} violate the triangle inequality I1 + I2 >= I3"
     if mass == 0.0 and np.abs(J).max() > 0.0:
-        raise ValueError(f"{owner}: a massless body cannot have rotational inertia")
+        return "a massless body cannot have rotational inertia"
+    return None
+
+
+def check_inertia(owner: str, mass: float, inertia) -> None:
+    """Raise ValueError naming ``owner`` if :func:`inertia_defect` finds one."""
+    defect = inertia_defect(mass, inertia)
+    if defect:
+        raise ValueError(f"{owner}: {defect}")
+
+
+def nearest_physical_inertia(mass: float, inertia) -> np.ndarray:
+    """The physical inertia nearest to a symmetric, finite ``inertia`` (kg·m², about the centre of
+    mass), the principal axes kept: negative principal moments become 0, then moments violating
+    the triangle inequality I1 + I2 ≥ I3 (sorted) are projected onto its boundary, the Euclidean
+    projection I1 += d, I2 += d, I3 −= d with d = (I3 − I1 − I2)/3; a massless body's moments
+    are 0. Examples: [0.001, 0.001, 0.01] → [0.00367, 0.00367, 0.00733];
+    [−2.5e-22, 3.4e-23, 3e-6] → [1e-6, 1e-6, 2e-6]. The result passes :func:`check_inertia`."""
+    J = np.asarray(inertia, dtype=float)
+    if mass == 0.0:
+        return np.zeros((3, 3))
+    eig, V = np.linalg.eigh(0.5 * (J + J.T))
+    p = np.maximum(eig, 0.0)
+    d = (p[2] - p[0] - p[1]) / 3.0
+    if d > 0.0:
+        p = p + np.array([d, d, -d])
+    return (V * p) @ V.T
 
 
 def prism_segment(density: float, area: float, Iy: float, Iz: float, length: float):

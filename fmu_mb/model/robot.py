@@ -325,6 +325,16 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
             if getattr(j, end) not in by_name:
                 raise ValueError(f"robot '{name}': joint '{j.name}' names {end} link {getattr(j, end)!r}, "
                                  "which is not among the links")
+        for key in ("lower", "upper"):
+            v = getattr(j, key)
+            if v is not None and not math.isfinite(v):
+                raise ValueError(f"robot '{name}': joint '{j.name}': limit {key} = {v} is not finite (None: no limit)")
+        if j.lower is not None and j.upper is not None and j.lower > j.upper:
+            raise ValueError(f"robot '{name}': joint '{j.name}': limit lower = {j.lower:g} exceeds upper = "
+                             f"{j.upper:g} (swap them)")
+    if base == "fixed" and all(j.type == "fixed" for j in joints):
+        raise ValueError(f"robot '{name}': no moving joint (revolute, continuous or prismatic) on a fixed base: "
+                         "nothing to simulate (a single rigid body moves on base='free' or 'sprung')")
     children: dict[str, list[RobotJoint]] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j)

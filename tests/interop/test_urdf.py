@@ -3,7 +3,7 @@
 The robots are example-robot-data's files (PyPI ``example-robot-data``): UR5, Panda, Talos's left
 arm (fixed base) and Solo12 (floating base, carried by the papers' 6-DOF base joint, which
 Pinocchio gets as the same Translation + SphericalZYX composite root joint). Pinocchio reads the
-file with urdfdom, independently of yourdfpy and of our compiler. Coordinates are matched by
+file with urdfdom, independently of our reader (fmu_mb.interop.urdf_read) and compiler. Coordinates are matched by
 joint name. Tolerance 1e-9 relative (measured: ≤ 8.2e-16)."""
 from __future__ import annotations
 
@@ -118,12 +118,12 @@ BROKEN = {
                     '<joint name="j1" type="fixed"><parent link="a"/><child link="b"/></joint>'
                     '<joint name="j2" type="fixed"><parent link="a"/><child link="c"/></joint>'
                     '<joint name="j3" type="fixed"><parent link="c"/><child link="b"/></joint></robot>',
-                    "child of more than one joint"),
+                    "is the child of joints"),
     "massless moving link": ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
                              '<parent link="a"/><child link="b"/><axis xyz="0 0 1"/>'
                              '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>',
                              "joint 'j' moves link 'b'"),
-    "not xml": ("<robot name='r'><link", "not a readable URDF"),
+    "not xml": ("<robot name='r'><link", "not well-formed XML"),
 }
 
 
