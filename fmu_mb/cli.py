@@ -223,6 +223,7 @@ and energies (plotly; no network needed to view it).
 
     fmu-mb simulate crane --set model.link=1 --csv run.csv && fmu-mb report run.csv
     fmu-mb report results/sweeps/crane_support_stiffness          # a study folder
+    fmu-mb simulate dist/ur5.fmu --csv ur5.csv && fmu-mb report ur5.csv   # a URDF robot: drawn from its FMU
 
 A run is a CSV or parquet table of an FMU's outputs; its model and options come from the sidecar
 <run>.json that 'simulate --csv', the demo and 'sweep' write, or from --model/--option."""
@@ -360,8 +361,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("source", metavar="RUN", help="a run (CSV or parquet of FMU outputs) or a study folder")
     r.add_argument("--out", metavar="PAGE", help="the HTML file (default: the run's name with .html; a study's "
                    "report.html)")
-    r.add_argument("--model", metavar="MODEL", help="the run's model in models/ (default: its sidecar's, else "
-                   "recognised from its columns)")
+    r.add_argument("--model", metavar="MODEL", help="the run's model: a name in models/, a model file (.py), a URDF "
+                   "file or an FMU, which carries its model file (default: the FMU its sidecar names, else the "
+                   "sidecar's model name, else recognised from its columns)")
     r.add_argument("--option", action="append", metavar="NAME=VALUE",
                    help="a model option for drawing, e.g. link=flexible (default: the run's model.* values)")
     r.add_argument("--run", metavar="KEY", help="for a study: the run to animate (default: the first finished)")

@@ -220,7 +220,8 @@ def write_result(csv: Path, result, md, start: dict, fmu: Path) -> None:
     from fmpy.util import write_csv
     side = csv.with_suffix(".json")
     for target, write in ((csv, lambda: write_csv(str(csv), result)),
-                          (side, lambda: side.write_text(json.dumps({"model": md.modelName, "fmu": str(fmu),
+                          (side, lambda: side.write_text(json.dumps({"model": md.modelName,
+                                                                     "fmu": str(Path(fmu).resolve()),
                                                                      "values": start}, default=str, indent=1)))):
         try:
             write()

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -130,18 +131,71 @@ def test_crane_demo_closes_the_loop(crane_demo):
     assert run.table["time"].iloc[-1] == pytest.approx(1.5)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="LOUD SKIP: no Chromium (apt-get install chromium; the README's test "
-                    "command does it where it can) — the report's browser test did not run")
-def test_report_plays_in_headless_chromium(crane_demo, tmp_path):
-    """The demo's page in Debian's Chromium: loads with no console error and no page error, draws its
-    figures, and the animation advances — after 'play' the slider's time is later and the 3D view's
-    pixels differ. The screenshots are kept in results/test-artifacts/. (Not clicked: 'pause' while
-    playing, which makes plotly.js reject its own animation promise — an unhandled rejection
-    'undefined' in the console, harmless, plotly's and not the page's.)"""
+URDF_ARM = """<robot name="urdf_arm">
+  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
+  </inertial></link>
+  <link name="upper"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
+    <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="lower"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
+    <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/>
+    <origin xyz="0 0 1" rpy="1.2 0 0"/><axis xyz="1 0 0"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
+    <origin xyz="0 0 -0.4" rpy="0.3 0 0"/><axis xyz="1 0 0"/><limit lower="-2" upper="2" effort="5" velocity="3"/></joint>
+</robot>"""
+
+
+@pytest.fixture(scope="module")
+def urdf_run(tmp_path_factory):
+    """A URDF robot's FMUs (both kinds, ``fmu-mb build``) and a run of the native one (``fmu-mb simulate
+    --csv``): (folder, urdf, run CSV)."""
+    base = tmp_path_factory.mktemp("urdf_report")
+    urdf = base / "urdf_arm.urdf"
+    urdf.write_text(URDF_ARM)
+    cli = [sys.executable, "-m", "fmu_mb"]
+    r = subprocess.run(cli + ["build", str(urdf), "--out", str(base / "dist"), "--kind", "both", "--target", "linux64",
+                              "--no-controller", "--no-cross-check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    runs = base / "runs"
+    runs.mkdir()
+    r = subprocess.run(cli + ["simulate", str(base / "dist" / "native" / "urdf_arm.fmu"), "--stop-time", "1",
+                              "--csv", "arm.csv"], capture_output=True, text=True, cwd=runs)
+    assert r.returncode == 0, r.stderr
+    return base, urdf, runs / "arm.csv"
+
+
+def test_report_draws_a_urdf_robots_run_from_the_model_file_its_fmu_carries(urdf_run, tmp_path):
+    """The run's sidecar names the FMU; both FMU kinds carry their model file (resources/models/), which
+    the report builds to draw. The drawn links follow the recorded joint angles: the lower link's end
+    lies 0.4 m from the elbow. ``--model`` also takes the URDF file, the model file or the Python FMU."""
+    base, urdf, csv = urdf_run
+    page = tmp_path / "arm.html"
+    cmd = [sys.executable, "-m", "fmu_mb", "report", str(csv), "--out", str(page), "--frames", "20"]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)          # another folder than the run's
+    assert r.returncode == 0, r.stderr
+    text = page.read_text()
+    assert "urdf_arm: mechanism" in text and "no animation" not in text
+    run = load_run(csv)
+    assert Path(run.model).name == "urdf_arm.py"
+    frames = build_frames(run.model, {}, run.table, np.arange(0, len(run.table), 10))
+    assert all(np.isfinite(v).all() for vs in frames.links.values() for v in vs)
+    for ref in (urdf, base / "dist" / "models" / "urdf_arm.py", base / "dist" / "urdf_arm.fmu"):
+        r = subprocess.run(cmd + ["--model", str(ref)], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0 and "urdf_arm: mechanism" in page.read_text(), (ref, r.stderr)
+    broken = tmp_path / "broken.urdf"
+    broken.write_text(URDF_ARM[:200])
+    r = subprocess.run(cmd + ["--model", str(broken)], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 2 and "not well-formed XML" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def _plays_in_chromium(page_file: Path, tag: str, min_figures: int) -> None:
+    """The page in Debian's Chromium: loads with no console error and no page error, draws its figures,
+    and the animation advances — after 'play' the slider's time is later and the 3D view's pixels differ.
+    The screenshots are kept in results/test-artifacts/ (``tag``). (Not clicked: 'pause' while playing,
+    which makes plotly.js reject its own animation promise — an unhandled rejection 'undefined' in the
+    console, harmless, plotly's and not the page's.)"""
     pytest.importorskip("playwright", reason="LOUD SKIP: playwright missing (pip install -e '.[test]')")
     from playwright.sync_api import sync_playwright
-    _, out = crane_demo
-    page_file = out / "crane_closed_loop.html"
     keep = registry.models_dir().parent / "results" / "test-artifacts"
     keep.mkdir(parents=True, exist_ok=True)
     errors = []
@@ -155,21 +209,21 @@ def test_report_plays_in_headless_chromium(crane_demo, tmp_path):
             page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
             page.goto(page_file.as_uri())
             page.wait_for_selector(".plotly-graph-div .main-svg", timeout=60_000)
-            assert page.locator(".plotly-graph-div").count() >= 6           # animation + output groups
+            assert page.locator(".plotly-graph-div").count() >= min_figures    # animation + output groups
             scene = page.locator(".plotly-graph-div").first
             scene.scroll_into_view_if_needed()
             time.sleep(1.0)
             label = page.locator(".slider-group > text.slider-label").first       # the current time
             before_text = label.text_content()
-            before = scene.screenshot(path=str(keep / "report_t0.png"))
+            before = scene.screenshot(path=str(keep / f"{tag}_t0.png"))
             page.get_by_text("▶ play").first.click()
             deadline = time.time() + 30
             while time.time() < deadline and label.text_content() == before_text:
                 time.sleep(0.2)
             time.sleep(1.5)
             after_text = label.text_content()
-            after = scene.screenshot(path=str(keep / "report_later.png"))
-            page.screenshot(path=str(keep / "report_page.png"))
+            after = scene.screenshot(path=str(keep / f"{tag}_later.png"))
+            page.screenshot(path=str(keep / f"{tag}_page.png"))
         finally:
             browser.close()
     assert not errors, errors
@@ -181,6 +235,24 @@ def test_report_plays_in_headless_chromium(crane_demo, tmp_path):
     a = np.asarray(Image.open(BytesIO(before)).convert("L"), float)
     b = np.asarray(Image.open(BytesIO(after)).convert("L"), float)
     assert a.shape == b.shape and np.mean(np.abs(a - b) > 8) > 1e-3     # the mechanism moved on screen
+
+
+SKIP_BROWSER = pytest.mark.skipif(CHROMIUM is None, reason="LOUD SKIP: no Chromium (apt-get install chromium; the "
+                                  "README's test command does it where it can) — the report's browser test did not run")
+
+
+@SKIP_BROWSER
+def test_report_plays_in_headless_chromium(crane_demo):
+    """The demo's page (the crane's closed loop)."""
+    _, out = crane_demo
+    _plays_in_chromium(out / "crane_closed_loop.html", "report", 6)
+
+
+@SKIP_BROWSER
+def test_urdf_robots_report_plays_in_headless_chromium(urdf_run, tmp_path):
+    """A URDF robot's run (its model drawn from the FMU's model file)."""
+    _, _, csv = urdf_run
+    _plays_in_chromium(write_report(csv, tmp_path / "urdf_arm.html"), "report_urdf", 3)
 
 
 # ---------------------------------------------------------------------------------- the command

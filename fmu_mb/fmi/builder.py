@@ -6,7 +6,7 @@ FMU layout::
     binaries/linux64/<model>.so          the FMU core (fmu_mb/fmi/c, fmi.binary) with its Python run source
                                          (c/python.c) and the kernel library's object code
     binaries/linux64/pythonfmu-export.so pythonfmu's wrapper: embeds Python and starts the slave
-    resources/fmu_mb_slave_<model>.py    the slave script (unique module name per model)
+    resources/fmu_mb_slave_<model>_<d>.py the slave script (module name unique per model and interface digest)
     resources/fmu_mb/                    the fmu_mb core (Python sources)
     resources/models/<model>.py          the model file
     resources/interface.json             the interface table (the slave reads it)
@@ -147,6 +147,14 @@ def _pythonfmu_binary() -> Path:
     return lib
 
 
+def slave_module(name: str, itf) -> str:
+    """The slave script's module name. pythonfmu's wrapper imports the script by this name, and a process
+    keeps the first module of a name: FMUs of one model name but another interface (a robot rebuilt with one
+    more joint, in one notebook) must differ, so the name carries the interface digest. (FMUs of one interface
+    share the class; each instance reads its model file and interface table from its own resources.)"""
+    return f"fmu_mb_slave_{name}_{itf.digest()[:12]}"
+
+
 def _binary(itf, name: str, mechanisms, dest: Path, log=print) -> Path:
     """The FMU core with the Python run source and the kernel library, for linux64 (fmi.binary); its messages
     name each constraint's group, type and point as in ``mechanisms`` (every Choice/Flag combination)."""
@@ -158,7 +166,7 @@ def _binary(itf, name: str, mechanisms, dest: Path, log=print) -> Path:
     violation = {v.source[1]: violation_text(v.source[1], mechanisms) for v in itf.vars
                  if v.source[0] in ("con_violation", "con_violation_angle")}
     table = dest.with_name(f"{name}_model_table.c")
-    table.write_text(model_table_source(itf, fmu_guid(itf), f"fmu_mb_slave_{name}.py", violation))
+    table.write_text(model_table_source(itf, fmu_guid(itf), f"{slave_module(name, itf)}.py", violation))
     return link("linux64", table, dest, "mechanism", "python", kernels)
 
 
@@ -176,7 +184,7 @@ def _package(name: str, script_text: str, itf, mechanisms, description: str, sto
         shutil.copytree(PACKAGE, src / "fmu_mb", ignore=_core_files)
         (src / "models").mkdir()
         shutil.copy2(model_file, src / "models" / model_file.name)
-        module_name = f"fmu_mb_slave_{name}"
+        module_name = slave_module(name, itf)
         script = src / f"{module_name}.py"
         script.write_text(script_text)
         try:

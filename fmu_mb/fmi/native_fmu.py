@@ -11,6 +11,8 @@
         (:func:`carried_variants`; every value of a Count option by default, :func:`carry_every_count`) the
         records of fmu_mb.fmi.variants.variant_records (one variant per distinct mechanism, distinct payloads
         stored once, fmu_mb.native.arrays).
+    resources/models/<model>.py
+        the model file it was built from: never run, read by ``fmu-mb report`` to draw a run.
 
 The modelDescription.xml is the Python FMU's (same interface table, same GUID: an FMU state of one kind
 restores into the other). What stays Python and is therefore fixed at build time, each refused with a
@@ -310,5 +312,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
                  "carried_values": {f"model.{n}": v for n, v in grid.items()},
                  "run_time_values": [f"model.{n}" for n in run_time]}, indent=1))
             z.writestr("documentation/interface.md", doc)
+            # the model file it was built from: never run (no Python on the host), read by fmu-mb report to draw
+            z.write(model_file, f"resources/models/{model}.py")
         os.replace(part, fmu)
     return finish_build(fmu, doc, len(itf.vars), t0, validate)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .runs import ReportError, Run, guess_model, load_run, load_study, model_options
+from .runs import ReportError, Run, build_model, guess_model, load_run, load_study, model_name, model_options
 
 __all__ = ["write_report", "ReportError", "load_run", "load_study", "guess_model"]
 
@@ -57,11 +57,10 @@ def _animation(run: Run, options: dict, deflection_scale, max_frames: int, paths
                       "match no model in models/); name it with --model")
     if not any(re.search(r"\.q(\[\d+\])?$", c) for c in run.table.columns):
         return None, "no animation: the run has no joint coordinates (<joint>.q outputs)"
-    from .. import registry
     try:
-        mech = registry.build(run.model, **options)
+        mech = build_model(run.model, **options)
     except (ValueError, TypeError) as exc:              # a model file's own validation message
-        raise ReportError(f"{run.model} cannot be built with {options or 'its defaults'}: {exc}") from None
+        raise ReportError(f"{model_name(run.model)} cannot be built with {options or 'its defaults'}: {exc}") from None
     beams = [lk.name for lk in mech.links if getattr(lk, "flexible", False)]
     lengths = {lk.name: lk.length for lk in mech.links if hasattr(lk, "length")}
     scale = _auto_scale(run.table, beams, lengths) if deflection_scale is None else float(deflection_scale)
@@ -75,7 +74,7 @@ def _animation(run: Run, options: dict, deflection_scale, max_frames: int, paths
                  f"static cantilever shape, deflection magnified ×{scale:g}.")
     if frames.paths or frames.moving_paths:
         note += " Dashed: " + ", ".join(list(frames.moving_paths) + list(frames.paths)) + "."
-    return animation_figure(frames, f"{run.model}: mechanism"), note
+    return animation_figure(frames, f"{model_name(run.model)}: mechanism"), note
 
 
 def _run_sections(run: Run, options: dict, deflection_scale, max_frames: int, paths=None) -> list:
@@ -89,7 +88,8 @@ def _run_sections(run: Run, options: dict, deflection_scale, max_frames: int, pa
 
 def _run_meta(run: Run, options: dict) -> list:
     t = run.table["time"]
-    meta = [("run", str(run.source)), ("model", run.model or "unknown"),
+    shown = run.model if model_name(run.model) == run.model else f"{model_name(run.model)} (model file {run.model})"
+    meta = [("run", str(run.source)), ("model", shown or "unknown"),
             ("options", ", ".join(f"{k} = {v}" for k, v in options.items()) or "the model's defaults"),
             ("time", f"{t.iloc[0]:g} … {t.iloc[-1]:g} s, {len(t)} samples")]
     if run.status:
@@ -108,7 +108,8 @@ def write_report(source, out=None, *, model: str | None = None, options: dict | 
                  max_frames: int = MAX_FRAMES, paths: dict | None = None) -> Path:
     """Write the HTML report of a run file (CSV/parquet) or a study folder and return its path.
 
-    model: the models/ name (default: the sidecar's, else recognised from the columns); options:
+    model: a models/ name, a model file, a URDF file or an FMU (default: the FMU the sidecar names, else
+    its model name, else recognised from the columns; fmu_mb.report.runs.resolve_model); options:
     model options (NAME → value) over the run's ``model.*`` start values; run: for a study, the key
     of the run to animate (default: the first that finished); deflection_scale: magnification of
     flexible links' deflection (default: automatic, a power of ten, stated on the page); paths: more
@@ -136,7 +137,7 @@ def write_report(source, out=None, *, model: str | None = None, options: dict | 
             opts = model_options(r.model, r.values, options) if r.model else {}
             sections += [(f"Run {key}: {h}", items, note)
                          for h, items, note in _run_sections(r, opts, deflection_scale, max_frames)]
-        meta = [("study", str(source)), ("model", study.model or "unknown"), ("fmu_mb", __version__)]
+        meta = [("study", str(source)), ("model", model_name(study.model) or "unknown"), ("fmu_mb", __version__)]
         return render(f"Study: {study.title}", meta, sections, Path(out) if out else source / "report.html")
     r = load_run(source, model)
     opts = model_options(r.model, r.values, options) if r.model else {}
@@ -144,5 +145,5 @@ def write_report(source, out=None, *, model: str | None = None, options: dict | 
         raise ReportError("options given but the run's model is unknown: name it with --model")
     sections = _run_sections(r, opts, deflection_scale, max_frames, paths)
     meta = _run_meta(r, opts) + [("fmu_mb", __version__)]
-    return render(f"Run: {r.name}" + (f" ({r.model})" if r.model else ""), meta, sections,
+    return render(f"Run: {r.name}" + (f" ({model_name(r.model)})" if r.model else ""), meta, sections,
                   Path(out) if out else source.with_suffix(".html"))

@@ -13,6 +13,7 @@ A **study** is the folder ``fmu-mb sweep`` writes: ``table.parquet``, ``runs/``,
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,8 +62,85 @@ def _read_table(path: Path):
     return table
 
 
+def _is_path(ref: str) -> bool:
+    return ref.endswith((".py", ".urdf", ".fmu")) or "/" in ref or os.sep in ref
+
+
+def resolve_model(ref: str) -> str:
+    """The model reference the report builds from (:func:`load_model`): a name in models/ as it is, or
+    the path of a model file — given as a model file (.py), a URDF file (its model file, as ``fmu-mb
+    build`` writes it) or an FMU of either kind (the model file it carries in resources/models/)."""
+    import hashlib
+    import zipfile
+
+    from .. import registry
+    if not _is_path(ref):
+        if ref not in registry.available():
+            raise ReportError(f"no model named {ref!r} in models/ (give a model file, a URDF file or the run's FMU "
+                              "with --model)")
+        return ref
+    path = Path(ref)
+    if not path.is_file():
+        raise ReportError(f"--model: no such file: {path}")
+    if path.suffix == ".py":
+        return str(path.resolve())
+    if path.suffix == ".urdf":
+        from ..interop.urdf import UrdfError, model_source
+        try:
+            name, text, _ = model_source(path)
+        except UrdfError as exc:
+            raise ReportError(str(exc)) from None
+    elif path.suffix == ".fmu":
+        try:
+            with zipfile.ZipFile(path) as z:
+                files = [n for n in z.namelist() if n.startswith("resources/models/") and n.endswith(".py")]
+                if len(files) != 1:
+                    raise ReportError(f"{path}: carries no model file (resources/models/); it was built by an older "
+                                      "fmu_mb or is not an fmu_mb FMU: name the model file with --model")
+                name, text = Path(files[0]).stem, z.read(files[0]).decode()
+        except zipfile.BadZipFile:
+            raise ReportError(f"{path}: not an FMU (not a zip file)") from None
+    else:
+        raise ReportError(f"--model {path}: give a models/ name, a model file (.py), a URDF file or an FMU")
+    from ..native import cache_root
+    folder = cache_root() / "report-models" / hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{name}.py"
+    if not target.is_file():
+        target.write_text(text)
+    return str(target)
+
+
+def model_name(ref: str | None) -> str | None:
+    """The name to show for a model reference (a path's stem)."""
+    return Path(ref).stem if ref and _is_path(ref) else ref
+
+
+def load_model(ref: str):
+    """The model module of a reference of :func:`resolve_model` (a models/ name or a model file's path)."""
+    from .. import registry
+    from ..registry import ModelFileError
+    if not _is_path(ref):
+        return registry.load(ref)
+    try:
+        return registry.load_file(ref, registry.identifier(Path(ref).stem))
+    except ModelFileError as exc:
+        raise ReportError(str(exc)) from None
+
+
+def build_model(ref: str, **options):
+    """``load_model(ref).build(**options)``, checked to be a Mechanism."""
+    from ..model.description import Mechanism
+    mech = load_model(ref).build(**options)
+    if not isinstance(mech, Mechanism):
+        raise ReportError(f"{model_name(ref)}: build() returned {type(mech).__name__}, not a Mechanism")
+    return mech
+
+
 def load_run(path, model: str | None = None) -> Run:
-    """The run in ``path`` (CSV or parquet) with its sidecar's model and values, if there is one."""
+    """The run in ``path`` (CSV or parquet) with its sidecar's model and values, if there is one. The
+    model (:func:`resolve_model`): ``model`` if given, else the FMU the sidecar names (it carries its
+    model file), else the sidecar's model name in models/, else the one recognised from the columns."""
     path = Path(path)
     if not path.is_file():
         raise ReportError(f"no such file: {path}")
@@ -78,9 +156,13 @@ def load_run(path, model: str | None = None) -> Run:
     if not values and "status" in meta:                  # a study's run row: its start values are columns
         values = {k: v for k, v in meta.items() if "." in k and "(" not in k}    # not the metrics
     study = path.parent.parent / "study.json"
+    fmu = Path(meta["fmu"]) if meta.get("fmu") else None
+    fmu = fmu if fmu is None or fmu.is_file() or fmu.is_absolute() else path.parent / fmu    # (as written)
+    if not model and fmu is not None and fmu.is_file():
+        model = str(fmu)
     model = model or meta.get("model") or (json.loads(study.read_text()).get("model") if study.is_file() else None)
-    return Run(path.stem, table, path, model or guess_model(table.columns), values,
-               meta.get("status"), meta.get("message", ""))
+    model = resolve_model(model) if model else guess_model(table.columns)
+    return Run(path.stem, table, path, model, values, meta.get("status"), meta.get("message", ""))
 
 
 def load_study(folder) -> Study:
@@ -95,7 +177,9 @@ def load_study(folder) -> Study:
     fixed = {"key", "status", "message", "t_end", "wall"}
     metrics = list(meta.get("metrics", []))
     parameters = [c for c in table.columns if c not in fixed and c not in metrics]
-    return Study(folder, table, meta.get("model"), meta.get("title") or folder.name, parameters, metrics,
+    model = meta.get("fmu") if meta.get("fmu") and Path(meta["fmu"]).is_file() else meta.get("model")
+    return Study(folder, table, resolve_model(model) if model else None, meta.get("title") or folder.name,
+                 parameters, metrics,
                  list(meta.get("series", [])))
 
 
@@ -124,10 +208,11 @@ def guess_model(columns) -> str | None:
 
 
 def model_options(model: str, values: dict, given: dict | None = None) -> dict:
-    """build() options of ``model`` from a run's ``model.<option>`` start values (FMU codes or names)
-    and ``given`` (the command line's NAME=VALUE, which win). Unknown names are refused."""
-    from .. import registry
-    options = getattr(registry.load(model), "OPTIONS", {})
+    """build() options of ``model`` (a reference of :func:`resolve_model`) from a run's ``model.<option>``
+    start values (FMU codes or names) and ``given`` (the command line's NAME=VALUE, which win). Unknown
+    names are refused."""
+    options = getattr(load_model(model), "OPTIONS", {})
+    model = model_name(model)
     raw = {k[len("model."):]: v for k, v in values.items() if k.startswith("model.")}
     raw.update(given or {})
     out = {}

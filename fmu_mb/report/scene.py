@@ -192,8 +192,8 @@ def build_frames(model_name: str, options: dict, table, times_idx=None, deflecti
     column) for the mechanism ``model_name`` built with ``options``. ``trajectory_values``: values of
     trajectory parameters the run set (``<trajectory>.<param>``: inputs of the FMU); ``paths``: more
     curves to draw, {name: (n, 3) world points} (e.g. a reference model's path)."""
-    from .. import registry
-    mech = registry.build(model_name, **options)
+    from .runs import build_model
+    mech = build_model(model_name, **options)
     cm = compile_mechanism(mech)
     for traj in cm.trajectories:
         vals = {p: v for p in traj.parameters() if (v := (trajectory_values or {}).get(f"{traj.name}.{p}")) is not None}

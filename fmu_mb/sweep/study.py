@@ -196,7 +196,7 @@ def run_study(study: Study, out, scheduler=None, workers: int | None = None, pro
     table = pd.DataFrame([rows[t["key"]] for t in tasks])
     table.to_parquet(out / "table.parquet", index=False)
     (out / "study.json").write_text(json.dumps({         # what fmu-mb report needs beyond the table
-        "model": md.modelName, "fmu": str(study.fmu), "title": study.title, "source": str(study.source),
+        "model": md.modelName, "fmu": str(Path(study.fmu).resolve()), "title": study.title, "source": str(study.source),
         "metrics": list(study.metrics), "series": list(study.plot.get("series", [])),
         "x": study.plot.get("x"), "varied": study.varied()}, indent=1))
     table.to_csv(out / "table.csv", index=False)
