@@ -14,7 +14,8 @@ KINDS = ("python", "native", "both")
 def urdf_model(path: str, out, base: str = "fixed", name: str | None = None, flexible=(), passive=(),
                support_stiffness: str | None = None, support_damping: str | None = None, support_points=(),
                strict: bool = False, log=print) -> str:
-    """Write the model file of a URDF (OUT/models/<name>.py, fmu_mb.interop.urdf) and return its path."""
+    """Write the model file of a URDF or MJCF file (OUT/models/<name>.py, fmu_mb.interop.urdf) and return its
+    path."""
     from .interop.urdf import UrdfError, vector3, write_model
     try:
         robot = dict(passive=[p.strip() for item in passive for p in item.split(",") if p.strip()],

@@ -1,6 +1,6 @@
 """The command line of fmu_mb: ``fmu-mb`` (also ``python -m fmu_mb``), in FMPy's style.
 
-    fmu-mb build [MODEL|FILE.py|FILE.urdf ...] [--base B] [--name N] [--flexible LINK=SPEC] [--passive J]
+    fmu-mb build [MODEL|FILE.py|FILE.urdf|FILE.xml ...] [--base B] [--name N] [--flexible LINK=SPEC] [--passive J]
                  [--support-...] [--out DIR] [--kind python|native|both] [--target PLATFORM ...] [--no-controller]
                  [--integer-options] [--cross-check DIR | --no-cross-check]
     fmu-mb simulate TARGET [--input in.csv] [--stop-time S] [--step S] [--set NAME=VALUE ...]
@@ -38,6 +38,7 @@ Build FMI 2.0 co-simulation FMUs of the mechanisms in models/ (and the PD contro
     fmu-mb build my_arm.py              # your own model file (docs/mechanisms.md)
     fmu-mb build robot.urdf --base free # a URDF robot (its model file goes to OUT/models/)
     fmu-mb build ur5.urdf --flexible forearm_link=aluminium,tube=0.08x0.004 --passive wrist_3_joint
+    fmu-mb build reacher.xml            # a MuJoCo (MJCF) model, compiled by MuJoCo (pip install mujoco)
     fmu-mb build --out /tmp/fmus --no-controller
 
 Each FMU is validated with FMPy (schema and consistency); a Markdown table of its
@@ -50,6 +51,10 @@ Every FMU built also gets its FMI cross-check folder (default under OUT/cross-ch
 --cross-check DIR; --no-cross-check skips it, about 1 s per FMU):
 DIR/fmus/2.0/cs/linux64/fmu_mb/<version>/<model>/ (the FMU, _in.csv, _ref.csv, _ref.opt,
 ReadMe.md; fmu_mb.crosscheck): each reference is a run of the FMU with FMPy."""
+
+
+#: robot description files fmu-mb build imports (fmu_mb.interop): URDF and MuJoCo's MJCF
+ROBOT_FILES = (".urdf", ".xml", ".mjcf")
 
 
 def _urdf_model(path: str, args) -> str:
@@ -66,13 +71,13 @@ def _build(args) -> int:
 
     available = registry.available()
     models = list(args.models) + list(args.model or [])
-    files = [m for m in models if m.endswith((".py", ".urdf")) or os.sep in m]
+    files = [m for m in models if m.endswith((".py",) + ROBOT_FILES) or os.sep in m]
     unknown = [m for m in models if m not in available and m not in files]
     if unknown:
         choices = ", ".join(available) or f"none: no model files in {registry.models_dir()}"
         args.parser.error(f"unknown model(s) {', '.join(map(repr, unknown))} (choose from {choices}, or give the "
-                          "path of a model file (.py) or a URDF file (.urdf))")
-    urdfs = [m for m in files if m.endswith(".urdf")]
+                          "path of a model file (.py), a URDF file (.urdf) or an MJCF file (.xml))")
+    urdfs = [m for m in files if m.endswith(ROBOT_FILES)]
     urdf_only = [flag for flag, given in (("--base", args.base), ("--name", args.name), ("--flexible", args.flexible),
                                           ("--passive", args.passive), ("--support-stiffness", args.support_stiffness),
                                           ("--support-damping", args.support_damping),
@@ -82,9 +87,9 @@ def _build(args) -> int:
         raise UserError("--option sets the Count/Value options native FMUs carry: use it with --kind native or both "
                         "(Python FMUs take every value at run time)", 2)
     if urdf_only and not urdfs:
-        raise UserError(f"{', '.join(urdf_only)} apply to URDF files (robot.urdf)", 2)
+        raise UserError(f"{', '.join(urdf_only)} apply to robot files (robot.urdf, robot.xml)", 2)
     if args.name and len(urdfs) > 1:
-        raise UserError("--name names one model: give one URDF file with it", 2)
+        raise UserError("--name names one model: give one robot file with it", 2)
     for m in files:
         if not Path(m).is_file():
             raise UserError(f"{m}: no such file", 2)
@@ -255,19 +260,22 @@ def parser() -> argparse.ArgumentParser:
                        description=BUILD_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     b.add_argument("models", nargs="*", metavar="MODEL",
                    help=f"model to build: a name in models/ (default: all of them: {', '.join(models)}), the path "
-                        "of a model file (my_arm.py, docs/mechanisms.md) or of a URDF file (robot.urdf)")
+                        "of a model file (my_arm.py, docs/mechanisms.md), a URDF file (robot.urdf) or a MuJoCo MJCF file "
+                        "(robot.xml)")
     b.add_argument("--base", choices=("fixed", "free", "sprung"),
                    help="URDF files: the root link welded to the ground (default), on a free 6-DOF base joint, or on "
                         "that joint with four spring-damping supports")
-    b.add_argument("--name", help="URDF files: the model's name (default: the robot's name in the file)")
+    b.add_argument("--name", help="URDF and MJCF files: the model's name (default: the robot's name in the file)")
     b.add_argument("--flexible", action="append", metavar="LINK=SPEC",
-                   help="URDF files: make a link an RFEM beam from its frame to its child joint (repeatable). SPEC: "
+                   help="URDF and MJCF files: make a link an RFEM beam from its frame to its child joint (repeatable). "
+                        "SPEC: "
                         "a material (aluminium, steel) or E=,G= (Pa); a section tube=DxT, rod=D, rect=BxH (m) or "
                         "area=,Iy=,Iz=,J= (m², m⁴); optional n_div= (sections, default 6), damping= (s), density= "
                         "(kg/m³; default: the URDF mass spread along the beam), end=JOINT. Example: "
                         "forearm_link=aluminium,tube=0.08x0.004,n_div=8")
     b.add_argument("--passive", action="append", metavar="JOINT[,JOINT]",
-                   help="URDF files: moving joints without a drive input (default: every moving joint is driven)")
+                   help="URDF and MJCF files: moving joints without a drive input (default: every moving joint of a "
+                        "URDF, every joint with an actuator of an MJCF file is driven)")
     b.add_argument("--support-stiffness", metavar="KX,KY,KZ",
                    help="URDF files, --base sprung: stiffness of each support along world x, y, z, N/m (default "
                         "1e6,1e6,1e6)")
@@ -277,8 +285,8 @@ def parser() -> argparse.ArgumentParser:
                    help="URDF files, --base sprung: a support point in the root-link frame, m (repeatable; default "
                         "the corners of a 0.4 m square at z = 0)")
     b.add_argument("--strict", action="store_true",
-                   help="URDF files: refuse a link whose inertia is not physical instead of repairing it to the "
-                        "nearest physical one with a warning (docs/mechanisms.md, what is repaired, what is refused)")
+                   help="URDF and MJCF files: refuse a link whose inertia is not physical instead of repairing it to "
+                        "the nearest physical one with a warning (docs/mechanisms.md, what is repaired, what is refused)")
     b.add_argument("--model", "--model-file", action="append", dest="model", metavar="MODEL",
                    help="the same, as an option (repeatable)")
     b.add_argument("--out", default="dist", help="output directory (default: dist)")
@@ -362,7 +370,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--out", metavar="PAGE", help="the HTML file (default: the run's name with .html; a study's "
                    "report.html)")
     r.add_argument("--model", metavar="MODEL", help="the run's model: a name in models/, a model file (.py), a URDF "
-                   "file or an FMU, which carries its model file (default: the FMU its sidecar names, else the "
+                   "or MJCF file or an FMU, which carries its model file (default: the FMU its sidecar names, else the "
                    "sidecar's model name, else recognised from its columns)")
     r.add_argument("--option", action="append", metavar="NAME=VALUE",
                    help="a model option for drawing, e.g. link=flexible (default: the run's model.* values)")

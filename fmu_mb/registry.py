@@ -47,8 +47,8 @@ def locate(model) -> tuple[str, Path]:
     p = Path(model)
     if p.suffix == ".py" or os.sep in str(model):
         if p.suffix != ".py":
-            raise ModelFileError(f"{p}: a model file is a Python file (.py); build a URDF file (.urdf) with "
-                                 "fmu-mb build robot.urdf")
+            raise ModelFileError(f"{p}: a model file is a Python file (.py); build a URDF or MJCF file with "
+                                 "fmu-mb build robot.urdf (or robot.xml)")
         if not p.is_file():
             raise ModelFileError(f"{p}: no such model file")
         if not p.stem.isidentifier():

@@ -145,47 +145,59 @@ URDF_ARM = """<robot name="urdf_arm">
 </robot>"""
 
 
-@pytest.fixture(scope="module")
-def urdf_run(tmp_path_factory):
-    """A URDF robot's FMUs (both kinds, ``fmu-mb build``) and a run of the native one (``fmu-mb simulate
-    --csv``): (folder, urdf, run CSV)."""
-    base = tmp_path_factory.mktemp("urdf_report")
-    urdf = base / "urdf_arm.urdf"
-    urdf.write_text(URDF_ARM)
+ROBOT_FILES = {"urdf_arm": "urdf", "ball_chain": "mjcf"}
+
+
+@pytest.fixture(scope="module", params=list(ROBOT_FILES))
+def robot_run(request, tmp_path_factory):
+    """A robot file's FMUs (both kinds, ``fmu-mb build``) and a run of the native one (``fmu-mb simulate
+    --csv``): (folder, robot file, run CSV, model name). The robots: a URDF arm, and an MJCF model with
+    ball joints, a free body and two joints in one body (tests/interop/mjcf/ball_chain.xml)."""
+    name = request.param
+    base = tmp_path_factory.mktemp(f"report_{name}")
+    if ROBOT_FILES[name] == "urdf":
+        robot = base / f"{name}.urdf"
+        robot.write_text(URDF_ARM)
+    else:
+        pytest.importorskip("mujoco")
+        robot = registry.models_dir().parent / "tests" / "interop" / "mjcf" / f"{name}.xml"
     cli = [sys.executable, "-m", "fmu_mb"]
-    r = subprocess.run(cli + ["build", str(urdf), "--out", str(base / "dist"), "--kind", "both", "--target", "linux64",
+    r = subprocess.run(cli + ["build", str(robot), "--out", str(base / "dist"), "--kind", "both", "--target", "linux64",
                               "--no-controller", "--no-cross-check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     runs = base / "runs"
     runs.mkdir()
-    r = subprocess.run(cli + ["simulate", str(base / "dist" / "native" / "urdf_arm.fmu"), "--stop-time", "1",
-                              "--csv", "arm.csv"], capture_output=True, text=True, cwd=runs)
+    r = subprocess.run(cli + ["simulate", str(base / "dist" / "native" / f"{name}.fmu"), "--stop-time", "1",
+                              "--csv", "run.csv"], capture_output=True, text=True, cwd=runs)
     assert r.returncode == 0, r.stderr
-    return base, urdf, runs / "arm.csv"
+    return base, robot, runs / "run.csv", name
 
 
-def test_report_draws_a_urdf_robots_run_from_the_model_file_its_fmu_carries(urdf_run, tmp_path):
+def test_report_draws_a_robot_files_run_from_the_model_file_its_fmu_carries(robot_run, tmp_path):
     """The run's sidecar names the FMU; both FMU kinds carry their model file (resources/models/), which
-    the report builds to draw. The drawn links follow the recorded joint angles: the lower link's end
-    lies 0.4 m from the elbow. ``--model`` also takes the URDF file, the model file or the Python FMU."""
-    base, urdf, csv = urdf_run
-    page = tmp_path / "arm.html"
+    the report builds to draw; every drawn link has points at every frame. ``--model`` also takes the
+    robot file, the model file or the Python FMU; a broken robot file is one line, exit 2."""
+    base, robot, csv, name = robot_run
+    page = tmp_path / "robot.html"
     cmd = [sys.executable, "-m", "fmu_mb", "report", str(csv), "--out", str(page), "--frames", "20"]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)          # another folder than the run's
     assert r.returncode == 0, r.stderr
     text = page.read_text()
-    assert "urdf_arm: mechanism" in text and "no animation" not in text
+    assert f"{name}: mechanism" in text and "no animation" not in text
     run = load_run(csv)
-    assert Path(run.model).name == "urdf_arm.py"
+    assert Path(run.model).name == f"{name}.py"
     frames = build_frames(run.model, {}, run.table, np.arange(0, len(run.table), 10))
-    assert all(np.isfinite(v).all() for vs in frames.links.values() for v in vs)
-    for ref in (urdf, base / "dist" / "models" / "urdf_arm.py", base / "dist" / "urdf_arm.fmu"):
+    for vs in frames.links.values():              # rows of points, an all-NaN row breaking a polyline
+        for v in vs:
+            fin = np.isfinite(v)
+            assert fin.any() and np.array_equal(fin.all(axis=1), fin.any(axis=1))
+    for ref in (robot, base / "dist" / "models" / f"{name}.py", base / "dist" / f"{name}.fmu"):
         r = subprocess.run(cmd + ["--model", str(ref)], capture_output=True, text=True, cwd=tmp_path)
-        assert r.returncode == 0 and "urdf_arm: mechanism" in page.read_text(), (ref, r.stderr)
-    broken = tmp_path / "broken.urdf"
-    broken.write_text(URDF_ARM[:200])
+        assert r.returncode == 0 and f"{name}: mechanism" in page.read_text(), (ref, r.stderr)
+    broken = tmp_path / f"broken{robot.suffix}"
+    broken.write_text(robot.read_text()[:200])
     r = subprocess.run(cmd + ["--model", str(broken)], capture_output=True, text=True, cwd=tmp_path)
-    assert r.returncode == 2 and "not well-formed XML" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
 
 
 def _plays_in_chromium(page_file: Path, tag: str, min_figures: int) -> None:
@@ -249,32 +261,7 @@ def test_report_plays_in_headless_chromium(crane_demo):
 
 
 @SKIP_BROWSER
-def test_urdf_robots_report_plays_in_headless_chromium(urdf_run, tmp_path):
-    """A URDF robot's run (its model drawn from the FMU's model file)."""
-    _, _, csv = urdf_run
-    _plays_in_chromium(write_report(csv, tmp_path / "urdf_arm.html"), "report_urdf", 3)
-
-
-# ---------------------------------------------------------------------------------- the command
-def test_report_command_and_its_errors(crane_demo, tmp_path):
-    _, out = crane_demo
-    run = [sys.executable, "-m", "fmu_mb", "report"]
-    page = tmp_path / "page.html"
-    r = subprocess.run(run + [str(out / "crane_closed_loop.csv"), "--out", str(page), "--frames", "20",
-                              "--deflection-scale", "10"], capture_output=True, text=True)
-    assert r.returncode == 0 and page.is_file(), r.stderr
-    text = page.read_text()
-    assert "deflection magnified ×10" in text and "20 frames" in text and "E (reference model)" not in text
-    cases = {
-        "missing file": ([str(tmp_path / "none.csv")], "no such file"),
-        "unknown option": ([str(out / "crane_closed_loop.csv"), "--option", "wobble=1"], "no option 'wobble'"),
-        "bad option value": ([str(out / "crane_closed_loop.csv"), "--option", "link=bent"], "must be one of"),
-        "not a study": ([str(tmp_path)], "not a study folder"),
-        "unknown model": ([str(out / "crane_closed_loop.csv"), "--model", "nope"], "no model named 'nope'"),
-        "malformed option": ([str(out / "crane_closed_loop.csv"), "--option", "link"], "NAME=VALUE"),
-    }
-    for what, (args, message) in cases.items():
-        r = subprocess.run(run + args, capture_output=True, text=True)
-        assert r.returncode == 2, (what, r.stdout, r.stderr)
-        assert message in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, \
-            (what, r.stderr)
+def test_robot_files_report_plays_in_headless_chromium(robot_run, tmp_path):
+    """A URDF robot's and an MJCF model's run (their models drawn from the FMU's model file)."""
+    _, _, csv, name = robot_run
+    _plays_in_chromium(write_report(csv, tmp_path / f"{name}.html"), f"report_{name}", 3)

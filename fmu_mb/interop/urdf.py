@@ -97,25 +97,28 @@ def vector3(text: str, what: str) -> tuple:
     return v
 
 
-def mechanism(path, base: str = "fixed", friction: str = "urdf", gravity=(0.0, 0.0, -9.81), strict: bool = False,
+def mechanism(path, base: str = "fixed", friction: str | None = None, gravity=None, strict: bool = False,
               **robot):
-    """The Mechanism of the URDF at ``path`` (fmu_mb.model.robot.build_robot of :func:`read`;
-    ``robot``: its further arguments, such as passive, flexible, support_stiffness)."""
+    """The Mechanism of the URDF or MJCF file at ``path`` (fmu_mb.model.robot.build_robot of its robot data;
+    friction: default the file's law, "urdf" or "mjcf"; gravity: default the file's or (0, 0, −9.81) m/s²;
+    ``robot``: build_robot's further arguments, such as passive, flexible, support_stiffness)."""
     from ..model.robot import build_robot
-    data = read(path, strict=strict)
-    return build_robot(data["name"], data["links"], data["joints"], data["root"], base=base, friction=friction,
-                       gravity=gravity, **robot)
+    data = robot_data(path, strict=strict)
+    robot["passive"] = list(data.get("passive", [])) + list(robot.get("passive", []))
+    return build_robot(data["name"], data["links"], data["joints"], data["root"], base=base,
+                       friction=friction or FORMATS[file_format(path)][1],
+                       gravity=gravity if gravity is not None else data.get("gravity", (0.0, 0.0, -9.81)),
+                       cuts=data.get("cuts", []), **robot)
 
 
 MODEL_TEMPLATE = '''"""{title}
 
-Generated from {source} by ``fmu-mb build`` (fmu_mb.interop.urdf): the URDF's links and joints
+Generated from {source} by ``fmu-mb build`` ({reader}): the {fmt}'s links and joints
 as data, built by fmu_mb.model.robot.build_robot (its docstring gives the mapping). Edit freely and
-build this file (``fmu-mb build {stem}.py``). Base: {base}. Not imported: visual and collision
-geometry; the joints' effort and velocity limits are listed but not enforced.{notes}
+build this file (``fmu-mb build {stem}.py``). Base: {base}. Not imported: {not_imported}.{notes}
 """
 from fmu_mb.model.options import Choice
-from fmu_mb.model.robot import FlexibleLink, RobotJoint, RobotLink, build_robot
+from fmu_mb.model.robot import FlexibleLink, RobotCut, RobotJoint, RobotLink, build_robot
 
 NAME = {name!r}
 ROOT = {root!r}
@@ -127,57 +130,89 @@ PASSIVE = {passive!r}
 #: along the world axes, per support (paper 000 eqs. 15-16)
 SUPPORTS = {supports}
 #: links made flexible (RFEM beams, paper 001 eq. 7): section m², m⁴; E, G Pa; damping s; density kg/m³
-#: (None: the link's URDF mass spread along the beam)
+#: (None: the link's {fmt} mass spread along the beam)
 FLEXIBLE = {flexible}
+#: loop closures (fmu_mb.model.constraints.CutJoint): MJCF's connect (spherical) and weld (fixed) equalities
+CUTS = {cuts}
 
 LINKS = {links}
 
 JOINTS = {joints}
 
 OPTIONS = {{
-    "friction": Choice({frictions!r}, "urdf",
-                       "joint friction: urdf = the file's <dynamics damping friction> (Coulomb of fixed size "
-                       "plus viscous), lugre = the papers' LuGre law on the journal load from the joint reaction "
-                       "(paper 000 eqs. 21-22), none"),
+    "friction": Choice({frictions!r}, {friction_default!r},
+                       "joint friction: {friction_default} = {friction_text}, lugre = the papers' LuGre law on the "
+                       "journal load from the joint reaction (paper 000 eqs. 21-22), none"),
     "limits": Choice({limit_choices!r}, "stops",
                      "joint limits of the file: stops = penalty spring-dampers beyond them (fmu_mb.model.robot), "
                      "none = free range"),
 }}
 if FLEXIBLE:
     OPTIONS["links"] = Choice(("flexible", "rigid"), "flexible",
-                              "the links of FLEXIBLE as RFEM beams, or rigid with the URDF's inertia")
+                              "the links of FLEXIBLE as RFEM beams, or rigid with the {fmt}'s inertia")
 #: ROS2 (linearly implicit, L-stable) at {step_ms:g} ms: the regularised Coulomb slope F/eps of light links
 #: (and the sde springs of flexible links) are stiff for an explicit method; ROS2 takes them in its
 #: stage matrix (README, "Integrators")
 FMU = {{"step_size": {step!r}, "method": "ros2", "stop_time": 1.0, "static_start": False}}
 
 
-def build(friction: str = "urdf", limits: str = "stops", links: str = "flexible"):
+def build(friction: str = {friction_default!r}, limits: str = "stops", links: str = "flexible"):
     """The robot {name} on a {base} base."""
     return build_robot(NAME, [RobotLink(*link) for link in LINKS], [RobotJoint(**joint) for joint in JOINTS], ROOT,
                        base=BASE, friction=friction, limits=limits, gravity=GRAVITY, passive=PASSIVE,
                        flexible=[FlexibleLink(**f) for f in FLEXIBLE] if links == "flexible" else [],
                        support_points=SUPPORTS["points"], support_stiffness=SUPPORTS["stiffness"],
-                       support_damping=SUPPORTS["damping"], description={title!r})
+                       support_damping=SUPPORTS["damping"], description={title!r},
+                       cuts=[RobotCut(**c) for c in CUTS])
 '''
 
 
-def model_source(path, base: str = "fixed", name: str | None = None, gravity=(0.0, 0.0, -9.81), passive=(),
+#: per robot-file format: reader, the friction option's file law and its words, what is not imported
+FORMATS = {
+    "URDF": ("fmu_mb.interop.urdf_read", "urdf", "the file's <dynamics damping friction> (Coulomb of fixed size plus "
+             "viscous)", "visual and collision geometry; the joints' effort and velocity limits are listed but not "
+             "enforced"),
+    "MJCF": ("fmu_mb.interop.mjcf, MuJoCo's compiler", "mjcf", "the file's frictionloss (Coulomb of fixed size)",
+             "geoms, contacts, tendons, sites, sensors; actuators' gains and ranges (the drives are joint torques)"),
+}
+
+
+def file_format(path) -> str:
+    """"MJCF" for a MuJoCo file (.xml, .mjcf), else "URDF"."""
+    return "MJCF" if Path(path).suffix.lower() in (".xml", ".mjcf") else "URDF"
+
+
+def robot_data(path, strict: bool = False) -> dict:
+    """The robot data of a URDF or MJCF file (:func:`read`, fmu_mb.interop.mjcf.read)."""
+    if file_format(path) == "MJCF":
+        from . import mjcf
+        return mjcf.read(path, strict=strict)
+    return read(path, strict=strict)
+
+
+def model_source(path, base: str = "fixed", name: str | None = None, gravity=None, passive=(),
                  flexible=(), support_stiffness=SUPPORT_STIFFNESS, support_damping=SUPPORT_DAMPING,
                  support_points=None, strict: bool = False) -> tuple[str, str, list]:
-    """(model name, source of a model file, import warnings) for the URDF at ``path``; the robot is
-    built once here, so a file is only written for a robot that builds (UrdfError otherwise)."""
+    """(model name, source of a model file, import warnings) for the URDF or MJCF file at ``path``
+    (gravity: default the file's, MJCF, or (0, 0, −9.81) m/s²); the robot is built once here, so a
+    file is only written for a robot that builds (UrdfError otherwise)."""
     from ..model import compile_mechanism
-    from ..model.robot import build_robot
+    from ..model.robot import MJCF_FRICTIONS, build_robot
     from .checks import singular_motion
+    fmt = file_format(path)
+    reader, friction, friction_text, not_imported = FORMATS[fmt]
     if base not in BASES:
         raise UrdfError(f"base must be one of {', '.join(BASES)} (got {base!r})")
+    if fmt == "MJCF" and base != "fixed":
+        raise UrdfError(f"{path}: --base applies to URDF files (an MJCF file's free bodies have their own free joints)")
     if base != "sprung" and (support_points is not None or tuple(support_stiffness) != SUPPORT_STIFFNESS
                              or tuple(support_damping) != SUPPORT_DAMPING):
         raise UrdfError("the support options apply to --base sprung")
-    data = read(path, strict=strict)
+    data = robot_data(path, strict=strict)
     name = identifier(name or data["name"])
-    passive = [data["joint_ids"].get(p, identifier(p)) for p in passive]   # the file's names or the model's
+    gravity = tuple(map(float, gravity if gravity is not None else data.get("gravity", (0.0, 0.0, -9.81))))
+    passive = list(dict.fromkeys(list(data.get("passive", [])) +
+                                 [data["joint_ids"].get(p, identifier(p)) for p in passive]))   # file or model names
     flexible = [f if isinstance(f, FlexibleLink) else parse_flexible(f) for f in flexible]
     flexible = [replace(f, link=data["link_ids"].get(f.link, identifier(f.link)),
                         end=None if f.end is None else data["joint_ids"].get(f.end, identifier(f.end)))
@@ -185,10 +220,12 @@ def model_source(path, base: str = "fixed", name: str | None = None, gravity=(0.
     points = [tuple(map(float, p)) for p in (support_points or SUPPORT_POINTS)]
     supports = dict(points=points, stiffness=tuple(map(float, support_stiffness)),
                     damping=tuple(map(float, support_damping)))
+    cuts = list(data.get("cuts", []))
     try:
         mech = build_robot(name, data["links"], data["joints"], data["root"], base=base, gravity=gravity,
                            passive=passive, flexible=flexible, support_points=supports["points"],
-                           support_stiffness=supports["stiffness"], support_damping=supports["damping"])
+                           support_stiffness=supports["stiffness"], support_damping=supports["damping"],
+                           friction=friction, cuts=cuts)
         mech.validate()
         singular = singular_motion(compile_mechanism(mech))
     except ValueError as exc:
@@ -200,26 +237,35 @@ def model_source(path, base: str = "fixed", name: str | None = None, gravity=(0.
     for f in flexible:
         beam = mech.link(f.link)
         m = beam.density * beam.area * beam.length
-        warnings.append(f"link '{f.link}' is a flexible beam of {beam.length:.4g} m, {m:.4g} kg (URDF mass "
-                        f"{by_name[f.link].mass:.4g} kg), {f.n_div} sections; the URDF's centre of mass and "
+        warnings.append(f"link '{f.link}' is a flexible beam of {beam.length:.4g} m, {m:.4g} kg ({fmt} mass "
+                        f"{by_name[f.link].mass:.4g} kg), {f.n_div} sections; the {fmt}'s centre of mass and "
                         "inertia of that link are replaced by the uniform beam's")
     links = [(lk.name, lk.mass, lk.com, lk.inertia) for lk in data["links"]]
-    joints = [{k: v for k, v in asdict(j).items() if v is not None} for j in data["joints"]]
+    joints = [{k: v for k, v in asdict(j).items() if v is not None and not (k in _ZERO and v == 0.0)}
+              for j in data["joints"]]
     flex = [{k: v for k, v in asdict(f).items() if v is not None} for f in flexible]
     notes = "".join(f"\nImport note: {w}." for w in warnings)
     n_move = sum(j.type != "fixed" for j in data["joints"])
     title = f"Robot {data['name']} from {Path(path).name}: {len(links)} links, {n_move} moving joints"
     step = 1e-3
     src = MODEL_TEMPLATE.format(title=title, source=Path(path).name, stem=name, base=base, notes=notes, name=name,
-                                root=data["root"], gravity=tuple(gravity), links=pformat(links, width=110),
-                                joints=pformat(joints, width=110, sort_dicts=False), frictions=FRICTIONS, limit_choices=LIMITS,
+                                root=data["root"], gravity=gravity, links=pformat(links, width=110),
+                                joints=pformat(joints, width=110, sort_dicts=False),
+                                frictions=MJCF_FRICTIONS if fmt == "MJCF" else FRICTIONS, limit_choices=LIMITS,
                                 passive=passive, supports=pformat(supports, width=110, sort_dicts=False),
-                                flexible=pformat(flex, width=110, sort_dicts=False), step=step, step_ms=step * 1e3)
+                                flexible=pformat(flex, width=110, sort_dicts=False), step=step, step_ms=step * 1e3,
+                                cuts=pformat([asdict(c) for c in cuts], width=110, sort_dicts=False), fmt=fmt,
+                                reader=reader, friction_default=friction, friction_text=friction_text,
+                                not_imported=not_imported)
     return name, src, warnings
 
 
+#: RobotJoint fields left out of a model file where zero (their default)
+_ZERO = ("armature",)
+
+
 def write_model(path, out_dir, base: str = "fixed", name: str | None = None, **robot) -> tuple[Path, list]:
-    """Write ``<out_dir>/<name>.py`` from the URDF at ``path`` (``robot``: the further arguments of
+    """Write ``<out_dir>/<name>.py`` from the URDF or MJCF file at ``path`` (``robot``: the further arguments of
     :func:`model_source`); returns its path and the import warnings."""
     name, src, warnings = model_source(path, base=base, name=name, **robot)
     out = Path(out_dir)

@@ -44,12 +44,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .constraints import GROUND
+from .constraints import GROUND, CutJoint
 from .description import Beam, Body, Joint, Mechanism, Support
 from .friction import CoulombViscous, FixedLoad, Friction, Journal, LuGre
 
-#: URDF joint types and the fmu_mb joint kind each becomes
-JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
+#: URDF joint types (and MJCF's ball and free) and the fmu_mb joint kind each becomes
+JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed",
+               "ball": "spherical", "free": "free"}
+#: joint types of one coordinate (friction, stops and the start from the limits apply to these)
+SCALAR_TYPES = ("revolute", "continuous", "prismatic")
 BASES = ("fixed", "free", "sprung")
 #: base="sprung" without support points: the corners of a 0.4 m square at z = 0 of the root frame, m
 SUPPORT_POINTS = [(sx, sy, 0.0) for sx in (-0.2, 0.2) for sy in (-0.2, 0.2)]
@@ -63,6 +66,8 @@ STOP_OMEGA = 300.0
 #: effort assumed for a stop where the URDF gives none, N·m or N
 STOP_EFFORT = 100.0
 FRICTIONS = ("urdf", "lugre", "none")
+#: the same laws for a model from an MJCF file: "mjcf" is the file's frictionloss (Coulomb of fixed size)
+MJCF_FRICTIONS = ("mjcf", "lugre", "none")
 #: regularisation velocity of sgn(q̇) for URDF Coulomb friction, rad/s or m/s
 V_EPS = 1e-3
 #: LuGre (friction="lugre") per unit normal load: Canudas de Wit et al.'s set over a 10 N load, as
@@ -132,7 +137,10 @@ class RobotLink:
 class RobotJoint:
     """A URDF joint: type, parent and child links, placement (m, rotation matrix), axis, limits
     (lower, upper in rad or m; effort N·m or N; velocity rad/s or m/s; None where absent),
-    damping (N·m·s/rad or N·s/m) and Coulomb friction (N·m or N)."""
+    damping (N·m·s/rad or N·s/m) and Coulomb friction (N·m or N), under the friction option.
+    MJCF adds the types ``ball`` (spherical, ZYX Euler coordinates) and ``free``, the armature
+    (kg·m² or kg), a passive spring-damper (stiffness, damping, rest: Joint.spring, always on) and
+    explicit start coordinates (``start``; default from the limits, :func:`_start`)."""
     name: str
     type: str
     parent: str
@@ -146,10 +154,30 @@ class RobotJoint:
     velocity: float | None = None
     damping: float = 0.0
     friction: float = 0.0
+    armature: float = 0.0
+    spring: tuple | None = None
+    start: tuple | None = None
+
+
+@dataclass(frozen=True)
+class RobotCut:
+    """A loop closure between two links (MJCF's ``connect`` → kind "spherical", ``weld`` → "fixed"):
+    fmu_mb.model.constraints.CutJoint's fields."""
+    name: str
+    kind: str
+    link_a: str
+    link_b: str
+    origin_a: tuple = (0.0, 0.0, 0.0)
+    origin_b: tuple = (0.0, 0.0, 0.0)
+    rotation_a: tuple | None = None
+    rotation_b: tuple | None = None
 
 
 def _start(j: RobotJoint) -> float:
-    """Start coordinate: 0, or the middle of the limits where 0 lies outside them."""
+    """Start coordinate: the given one (``start``), else 0, or the middle of the limits where 0 lies outside
+    them."""
+    if j.start is not None:
+        return float(j.start[0])
     lo = -math.inf if j.lower is None else j.lower
     hi = math.inf if j.upper is None else j.upper
     if lo <= 0.0 <= hi or not (math.isfinite(lo) and math.isfinite(hi)):
@@ -208,7 +236,7 @@ def _stops(j: RobotJoint, kind: str, by_name: dict, children: dict):
 def _friction(j: RobotJoint, law: str):
     if law == "none":
         return None
-    if law == "urdf":
+    if law in ("urdf", "mjcf"):
         if j.damping == 0.0 and j.friction == 0.0:
             return None
         return Friction(CoulombViscous(k_c=1.0, k_v=j.damping, v_eps=V_EPS), FixedLoad(j.friction))
@@ -297,7 +325,7 @@ def _flexible_beams(name: str, by_name: dict, joints: list, children: dict, flex
 def build_robot(name: str, links, joints, root: str, base: str = "fixed", friction: str = "urdf",
                 gravity=(0.0, 0.0, -9.81), support_stiffness=SUPPORT_STIFFNESS, support_damping=SUPPORT_DAMPING,
                 support_points=None, passive=(), flexible=(), limits: str = "stops",
-                description: str = "") -> Mechanism:
+                description: str = "", cuts=()) -> Mechanism:
     """The Mechanism of a robot (links: RobotLink, joints: RobotJoint, root: the root link's name).
 
     base: "fixed" (root welded to the ground), "free" (6-DOF base joint ``floating_base``) or
@@ -305,6 +333,7 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
     corners of a 0.4 m square at z = 0, with world-axis stiffness N/m and damping N·s/m per
     support). friction: "urdf", "lugre" or "none", limits: "stops" or "none" (module doc). passive: names of moving joints
     without a drive input. flexible: FlexibleLink (or its fields as a dict) per flexible link.
+    cuts: RobotCut (or its fields as a dict) per loop closure (CutJoint).
     """
     links = [lk if isinstance(lk, RobotLink) else RobotLink(*lk) for lk in links]
     joints = [j if isinstance(j, RobotJoint) else RobotJoint(**j) for j in joints]
@@ -312,7 +341,7 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
         raise ValueError(f"robot '{name}': base must be one of {', '.join(BASES)} (got {base!r})")
     if limits not in LIMITS:
         raise ValueError(f"robot '{name}': limits must be one of {', '.join(LIMITS)} (got {limits!r})")
-    if friction not in FRICTIONS:
+    if friction not in FRICTIONS + MJCF_FRICTIONS:
         raise ValueError(f"robot '{name}': friction must be one of {', '.join(FRICTIONS)} (got {friction!r})")
     by_name = {lk.name: lk for lk in links}
     if root not in by_name:
@@ -360,12 +389,20 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
             kind = JOINT_TYPES[j.type]
             moving = kind != "fixed"
             origin, rotation, axis = placed[j.name]
+            scalar = j.type in SCALAR_TYPES
+            start = list(j.start) if j.start is not None else [_start(j)] if scalar else None
             mech.add(beams[lk.name] if lk.name in beams else Body(lk.name, lk.mass, lk.com, lk.inertia),
                      Joint(j.name, kind, j.parent, j.child, origin=tuple(map(float, origin)), rotation=rotation,
                            axis=tuple(axis / np.linalg.norm(axis)) if moving else (0.0, 0.0, 1.0),
-                           q0=[_start(j)] if moving else None, actuated=moving and j.name not in passive,
-                           friction=_friction(j, friction) if moving else None,
-                           stops=_stops(j, kind, by_name, children) if moving and limits == "stops" else None))
+                           q0=start if moving else None, actuated=moving and j.name not in passive,
+                           friction=_friction(j, friction) if scalar else None,
+                           stops=_stops(j, kind, by_name, children) if scalar and limits == "stops" else None,
+                           armature=j.armature if moving else 0.0, spring=j.spring if moving else None))
             add_below(j.child)
     add_below(root)
+    for c in cuts:
+        c = c if isinstance(c, RobotCut) else RobotCut(**c)
+        mech.constraints.append(CutJoint(c.name, c.kind, c.link_a, c.link_b, origin_a=tuple(c.origin_a),
+                                         origin_b=tuple(c.origin_b), rotation_a=c.rotation_a,
+                                         rotation_b=c.rotation_b))
     return mech

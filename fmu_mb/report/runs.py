@@ -63,13 +63,13 @@ def _read_table(path: Path):
 
 
 def _is_path(ref: str) -> bool:
-    return ref.endswith((".py", ".urdf", ".fmu")) or "/" in ref or os.sep in ref
+    return ref.endswith((".py", ".urdf", ".xml", ".mjcf", ".fmu")) or "/" in ref or os.sep in ref
 
 
 def resolve_model(ref: str) -> str:
     """The model reference the report builds from (:func:`load_model`): a name in models/ as it is, or
-    the path of a model file — given as a model file (.py), a URDF file (its model file, as ``fmu-mb
-    build`` writes it) or an FMU of either kind (the model file it carries in resources/models/)."""
+    the path of a model file — given as a model file (.py), a URDF or MJCF file (its model file, as
+    ``fmu-mb build`` writes it) or an FMU of either kind (the model file it carries in resources/models/)."""
     import hashlib
     import zipfile
 
@@ -84,7 +84,7 @@ def resolve_model(ref: str) -> str:
         raise ReportError(f"--model: no such file: {path}")
     if path.suffix == ".py":
         return str(path.resolve())
-    if path.suffix == ".urdf":
+    if path.suffix.lower() in (".urdf", ".xml", ".mjcf"):
         from ..interop.urdf import UrdfError, model_source
         try:
             name, text, _ = model_source(path)
@@ -101,7 +101,7 @@ def resolve_model(ref: str) -> str:
         except zipfile.BadZipFile:
             raise ReportError(f"{path}: not an FMU (not a zip file)") from None
     else:
-        raise ReportError(f"--model {path}: give a models/ name, a model file (.py), a URDF file or an FMU")
+        raise ReportError(f"--model {path}: give a models/ name, a model file (.py), a URDF or MJCF file or an FMU")
     from ..native import cache_root
     folder = cache_root() / "report-models" / hashlib.sha256(text.encode()).hexdigest()[:16]
     folder.mkdir(parents=True, exist_ok=True)

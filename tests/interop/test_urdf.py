@@ -287,7 +287,7 @@ BAD_OPTIONS = {
     "two numbers for three": (SOLO, ["--base", "sprung", "--support-stiffness", "1,2"], "three finite numbers"),
     "supports on a fixed base": (UR5, ["--support-stiffness", "1,2,3"], "apply to --base sprung"),
     "URDF options for a model file": ("examples/two_link_arm.py", ["--flexible", "forearm=steel,rod=0.02"],
-                                      "--flexible apply to URDF files"),
+                                      "--flexible apply to robot files"),
 }
 
 
