@@ -200,6 +200,26 @@ def test_report_draws_a_robot_files_run_from_the_model_file_its_fmu_carries(robo
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
 
 
+def test_sweep_of_a_robot_files_fmu_and_its_report(robot_run, tmp_path):
+    """``fmu-mb sweep`` over a robot file's FMU (two start angles of its first joint), then ``fmu-mb
+    report`` of the study: the study names the FMU, whose model file draws the runs."""
+    from fmpy import read_model_description
+    base, _, _, name = robot_run
+    fmu = base / "dist" / f"{name}.fmu"
+    start = next(v.name for v in read_model_description(str(fmu)).modelVariables if v.name.endswith(".q_start"))
+    study = tmp_path / "study.toml"
+    study.write_text(f'title = "{name}"\nfmu = "{fmu}"\nstop_time = 0.2\nstep = 0.01\n'
+                     f'[grid]\n"{start}" = [0.1, 0.4]\n')
+    cli = [sys.executable, "-m", "fmu_mb"]
+    r = subprocess.run(cli + ["sweep", str(study), "--out", str(tmp_path / "out"), "--no-progress"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0 and "2 run(s), 0 failed" in r.stdout, r.stdout + r.stderr
+    r = subprocess.run(cli + ["report", str(tmp_path / "out")], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "out" / "report.html").read_text()
+    assert f"{name}: mechanism" in text and "no animation" not in text
+
+
 def _plays_in_chromium(page_file: Path, tag: str, min_figures: int) -> None:
     """The page in Debian's Chromium: loads with no console error and no page error, draws its figures,
     and the animation advances — after 'play' the slider's time is later and the 3D view's pixels differ.
