@@ -47,12 +47,15 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
     try:
         if kind in ("python", "both"):
             results += [builder.build_fmu(m, out, enumerations=enumerations) for m in models]
-            if controller:
-                results.append(pd.build_controller_fmu(out))
         if kind in ("native", "both"):
             from .fmi.native_fmu import available_targets, build_native_fmu, check_targets
             chosen = check_targets(targets or available_targets())
             where = Path(out) / ("native-aarch64" if "linux-aarch64" in chosen else "native")
+        if controller and kind == "native":     # no Python in it: OUT/ (AArch64: with its native FMUs)
+            results.append(pd.build_controller_fmu(where if "linux-aarch64" in chosen else out, targets=chosen))
+        elif controller:
+            results.append(pd.build_controller_fmu(out))
+        if kind in ("native", "both"):
             log(f"native FMUs for {', '.join(chosen)} into {where}"
                 + ("" if targets or "win64" in chosen else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
             results += [build_native_fmu(m, where, chosen, enumerations=enumerations, options=options, log=log)
