@@ -23,6 +23,7 @@ from fmu_mb.model import compile_mechanism
 from fmu_mb.report import ReportError, write_report
 from fmu_mb.report.runs import guess_model, load_run, model_options
 from fmu_mb.report.scene import Scene, build_frames
+from tests.robot_files import arm_urdf
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -131,20 +132,6 @@ def test_crane_demo_closes_the_loop(crane_demo):
     assert run.table["time"].iloc[-1] == pytest.approx(1.5)
 
 
-URDF_ARM = """<robot name="urdf_arm">
-  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
-  </inertial></link>
-  <link name="upper"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
-    <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="lower"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
-    <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/>
-    <origin xyz="0 0 1" rpy="1.2 0 0"/><axis xyz="1 0 0"/></joint>
-  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
-    <origin xyz="0 0 -0.4" rpy="0.3 0 0"/><axis xyz="1 0 0"/><limit lower="-2" upper="2" effort="5" velocity="3"/></joint>
-</robot>"""
-
-
 ROBOT_FILES = {"urdf_arm": "urdf", "ball_chain": "mjcf"}
 
 
@@ -157,7 +144,7 @@ def robot_run(request, tmp_path_factory):
     base = tmp_path_factory.mktemp(f"report_{name}")
     if ROBOT_FILES[name] == "urdf":
         robot = base / f"{name}.urdf"
-        robot.write_text(URDF_ARM)
+        robot.write_text(arm_urdf(name, tilt=1.2))
     else:
         pytest.importorskip("mujoco")
         robot = registry.models_dir().parent / "tests" / "interop" / "mjcf" / f"{name}.xml"

@@ -4,7 +4,7 @@
 
 ``mujoco.MjModel.from_xml_path`` resolves everything MJCF leaves implicit (includes, defaults,
 inertias from geoms, ``fromto``, frames, ``ref``); this module reads its compiled arrays, which are
-unambiguous, into RobotLink / RobotJoint / RobotCut (fmu_mb.model.robot), the same data a URDF
+unambiguous, into RobotLink / RobotJoint (fmu_mb.model.robot) and CutJoint, the same data a URDF
 becomes, so the model file, the options and the checks are the URDF path's. Mapping:
 
 * the world body → a massless root link ``world`` welded to the ground; every body → a link whose
@@ -39,7 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from ..model.inertia import inertia_defect, nearest_physical_inertia
-from ..model.robot import RobotCut, RobotJoint, RobotLink
+from ..model.constraints import CutJoint
+from ..model.robot import RobotJoint, RobotLink
 from ..registry import identifier
 from .names import distinct_names
 from .urdf_read import UrdfError
@@ -243,10 +244,10 @@ def read(path, strict: bool = False) -> dict:
         (R1, p1), (R2, p2) = frames
         if etype == mujoco.mjtEq.mjEQ_CONNECT:
             anchor = p1 - R1 @ offset[b1] + R1 @ np.asarray(m.eq_data[e, 0:3], float)   # world, at qpos0
-            cuts.append(RobotCut(identifier(ename), "spherical", link_ids[bodies[b1]], link_ids[bodies[b2]],
+            cuts.append(CutJoint(identifier(ename), "spherical", link_ids[bodies[b1]], link_ids[bodies[b2]],
                                  origin_a=_tuple(R1.T @ (anchor - p1)), origin_b=_tuple(R2.T @ (anchor - p2))))
         else:                                 # weld: the relative pose at qpos0, about body2's link frame
-            cuts.append(RobotCut(identifier(ename), "fixed", link_ids[bodies[b1]], link_ids[bodies[b2]],
+            cuts.append(CutJoint(identifier(ename), "fixed", link_ids[bodies[b1]], link_ids[bodies[b2]],
                                  origin_a=_tuple(R1.T @ (p2 - p1)), origin_b=(0.0, 0.0, 0.0),
                                  rotation_a=_tuple(R1.T @ R2), rotation_b=None))
     skipped = [f"{n} {what}" for n, what in ((m.ngeom, "geoms (contact shapes)"), (m.ntendon, "tendons"),

@@ -118,7 +118,8 @@ as data, built by fmu_mb.model.robot.build_robot (its docstring gives the mappin
 build this file (``fmu-mb build {stem}.py``). Base: {base}. Not imported: {not_imported}.{notes}
 """
 from fmu_mb.model.options import Choice
-from fmu_mb.model.robot import FlexibleLink, RobotCut, RobotJoint, RobotLink, build_robot
+from fmu_mb.model.constraints import CutJoint
+from fmu_mb.model.robot import FlexibleLink, RobotJoint, RobotLink, build_robot
 
 NAME = {name!r}
 ROOT = {root!r}
@@ -163,7 +164,7 @@ def build(friction: str = {friction_default!r}, limits: str = "stops", links: st
                        flexible=[FlexibleLink(**f) for f in FLEXIBLE] if links == "flexible" else [],
                        support_points=SUPPORTS["points"], support_stiffness=SUPPORTS["stiffness"],
                        support_damping=SUPPORTS["damping"], description={title!r},
-                       cuts=[RobotCut(**c) for c in CUTS])
+                       cuts=[CutJoint(**c) for c in CUTS])
 '''
 
 

@@ -159,20 +159,6 @@ class RobotJoint:
     start: tuple | None = None
 
 
-@dataclass(frozen=True)
-class RobotCut:
-    """A loop closure between two links (MJCF's ``connect`` → kind "spherical", ``weld`` → "fixed"):
-    fmu_mb.model.constraints.CutJoint's fields."""
-    name: str
-    kind: str
-    link_a: str
-    link_b: str
-    origin_a: tuple = (0.0, 0.0, 0.0)
-    origin_b: tuple = (0.0, 0.0, 0.0)
-    rotation_a: tuple | None = None
-    rotation_b: tuple | None = None
-
-
 def _start(j: RobotJoint) -> float:
     """Start coordinate: the given one (``start``), else 0, or the middle of the limits where 0 lies outside
     them."""
@@ -333,7 +319,7 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
     corners of a 0.4 m square at z = 0, with world-axis stiffness N/m and damping N·s/m per
     support). friction: "urdf", "lugre" or "none", limits: "stops" or "none" (module doc). passive: names of moving joints
     without a drive input. flexible: FlexibleLink (or its fields as a dict) per flexible link.
-    cuts: RobotCut (or its fields as a dict) per loop closure (CutJoint).
+    cuts: a CutJoint (or its fields as a dict) per loop closure (MJCF's connect and weld equalities).
     """
     links = [lk if isinstance(lk, RobotLink) else RobotLink(*lk) for lk in links]
     joints = [j if isinstance(j, RobotJoint) else RobotJoint(**j) for j in joints]
@@ -400,9 +386,5 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
                            armature=j.armature if moving else 0.0, spring=j.spring if moving else None))
             add_below(j.child)
     add_below(root)
-    for c in cuts:
-        c = c if isinstance(c, RobotCut) else RobotCut(**c)
-        mech.constraints.append(CutJoint(c.name, c.kind, c.link_a, c.link_b, origin_a=tuple(c.origin_a),
-                                         origin_b=tuple(c.origin_b), rotation_a=c.rotation_a,
-                                         rotation_b=c.rotation_b))
+    mech.constraints += [c if isinstance(c, CutJoint) else CutJoint(**c) for c in cuts]
     return mech

@@ -15,21 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.robot_files import arm_urdf
+
 ROOT = Path(__file__).resolve().parents[2]
-ONE = """<robot name="arm">
-  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
-  </inertial></link>
-  <link name="upper"><inertial><origin xyz="0 0 -0.2"/><mass value="{m}"/>
-    <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/>
-    <origin xyz="0 0 1" rpy="0.5 0 0"/><axis xyz="1 0 0"/><dynamics damping="{c}"/></joint>{more}
-</robot>"""
-ELBOW = """
-  <link name="lower"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
-    <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="elbow" type="continuous"><parent link="upper"/><child link="lower"/>
-    <origin xyz="0 0 -0.4" rpy="0.3 0 0"/><axis xyz="1 0 0"/></joint>"""
-ROBOTS = {"one": dict(m=1, c=0.1, more=""), "two": dict(m=1, c=0.1, more=ELBOW), "heavy": dict(m=3, c=0.1, more="")}
+#: the three robots named "arm": one joint, two joints (another interface), one joint and a heavier link
+ROBOTS = {"one": dict(joints=1), "two": dict(joints=2), "heavy": dict(joints=1, upper_mass=3.0)}
 
 #: run FMUs given as [path, ...] in one process, all instantiated first, then stepped in turn; print outputs
 RUN = r"""
@@ -74,7 +64,7 @@ def arms(tmp_path_factory):
     fmus = {}
     for robot, fields in ROBOTS.items():
         urdf = base / f"{robot}.urdf"
-        urdf.write_text(ONE.format(**fields))
+        urdf.write_text(arm_urdf("arm", **fields))
         out = base / robot
         model = urdf_model(str(urdf), out, log=lambda *a: None)
         assert build([model], out, "both", ["linux64"], controller=False, log=lambda *a: None) == 0

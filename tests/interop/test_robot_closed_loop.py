@@ -19,27 +19,16 @@ from fmu_mb import algorithms as alg
 from fmu_mb import registry
 from fmu_mb.model import compile_mechanism, make_data
 from tests.fmu_host import Instance
+from tests.robot_files import arm_urdf
 
 ROOT = Path(__file__).resolve().parents[2]
-ARM = """<robot name="pd_arm">
-  <link name="base"><inertial><mass value="5"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
-  </inertial></link>
-  <link name="upper"><inertial><origin xyz="0 0 -0.2"/><mass value="1.5"/>
-    <inertia ixx="0.03" iyy="0.03" izz="0.002" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="lower"><inertial><origin xyz="0 0 -0.15"/><mass value="0.8"/>
-    <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/><origin xyz="0 0 1"/>
-    <axis xyz="1 0 0"/><limit lower="-3" upper="3" effort="100" velocity="5"/></joint>
-  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/><origin xyz="0 0 -0.4"/>
-    <axis xyz="1 0 0"/><limit lower="-3" upper="3" effort="50" velocity="5"/></joint>
-</robot>"""
 OMEGA, STEP, T, H = 20.0, 0.3, 2.0, 1e-3
 
 
 def _robot_file(kind: str, tmp: Path) -> Path:
     if kind == "urdf":
         path = tmp / "pd_arm.urdf"
-        path.write_text(ARM)
+        path.write_text(arm_urdf("pd_arm", tilt=0.0, damping=0.0))
         return path
     gym = pytest.importorskip("gymnasium", reason="LOUD SKIP: gymnasium (test extra) ships the MJCF models")
     pytest.importorskip("mujoco")
