@@ -181,6 +181,11 @@ def test_report_draws_a_robot_files_run_from_the_model_file_its_fmu_carries(robo
     for ref in (robot, base / "dist" / "models" / f"{name}.py", base / "dist" / f"{name}.fmu"):
         r = subprocess.run(cmd + ["--model", str(ref)], capture_output=True, text=True, cwd=tmp_path)
         assert r.returncode == 0 and f"{name}: mechanism" in page.read_text(), (ref, r.stderr)
+    moved = tmp_path / "moved.csv"                   # its FMU gone, its model not in models/: drawn without animation
+    moved.write_text(csv.read_text())
+    moved.with_suffix(".json").write_text(json.dumps({"model": name, "fmu": str(tmp_path / "gone.fmu"), "values": {}}))
+    r = subprocess.run(cmd[:4] + [str(moved), "--out", str(page)], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0 and "no animation: the run&#x27;s model is unknown" in page.read_text(), r.stderr
     broken = tmp_path / f"broken{robot.suffix}"
     broken.write_text(robot.read_text()[:200])
     r = subprocess.run(cmd + ["--model", str(broken)], capture_output=True, text=True, cwd=tmp_path)

@@ -328,7 +328,8 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
     if limits not in LIMITS:
         raise ValueError(f"robot '{name}': limits must be one of {', '.join(LIMITS)} (got {limits!r})")
     if friction not in FRICTIONS + MJCF_FRICTIONS:
-        raise ValueError(f"robot '{name}': friction must be one of {', '.join(FRICTIONS)} (got {friction!r})")
+        raise ValueError(f"robot '{name}': friction must be one of "
+                         f"{', '.join(dict.fromkeys(FRICTIONS + MJCF_FRICTIONS))} (got {friction!r})")
     by_name = {lk.name: lk for lk in links}
     if root not in by_name:
         raise ValueError(f"robot '{name}': root link {root!r} is not among its links")

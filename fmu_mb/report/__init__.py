@@ -53,8 +53,9 @@ def _animation(run: Run, options: dict, deflection_scale, max_frames: int, paths
     from .figures import animation_figure
     from .scene import build_frames
     if run.model is None:
-        return None, ("no animation: the run's model is unknown (no sidecar .json, and its joint coordinates "
-                      "match no model in models/); name it with --model")
+        return None, ("no animation: the run's model is unknown (its sidecar .json names no FMU or model that is "
+                      "still there, and its joint coordinates match no model in models/); name it with --model "
+                      "(a model name, a model file, a robot file or the FMU)")
     if not any(re.search(r"\.q(\[\d+\])?$", c) for c in run.table.columns):
         return None, "no animation: the run has no joint coordinates (<joint>.q outputs)"
     try:

@@ -137,6 +137,17 @@ def build_model(ref: str, **options):
     return mech
 
 
+def _recorded_model(ref: str | None) -> str | None:
+    """:func:`resolve_model` of what a sidecar or study recorded, or None where that is gone (an FMU
+    moved away, a model name not in this models/): the report then recognises the model or draws no
+    animation, and says so."""
+    from .. import registry
+    if not ref or (_is_path(ref) and not Path(ref).is_file()) or (not _is_path(ref) and
+                                                                  ref not in registry.available()):
+        return None
+    return resolve_model(ref)
+
+
 def load_run(path, model: str | None = None) -> Run:
     """The run in ``path`` (CSV or parquet) with its sidecar's model and values, if there is one. The
     model (:func:`resolve_model`): ``model`` if given, else the FMU the sidecar names (it carries its
@@ -158,10 +169,12 @@ def load_run(path, model: str | None = None) -> Run:
     study = path.parent.parent / "study.json"
     fmu = Path(meta["fmu"]) if meta.get("fmu") else None
     fmu = fmu if fmu is None or fmu.is_file() or fmu.is_absolute() else path.parent / fmu    # (as written)
-    if not model and fmu is not None and fmu.is_file():
-        model = str(fmu)
-    model = model or meta.get("model") or (json.loads(study.read_text()).get("model") if study.is_file() else None)
-    model = resolve_model(model) if model else guess_model(table.columns)
+    if model:
+        model = resolve_model(model)                      # named by the user: an unknown one is an error
+    else:
+        named = meta.get("model") or (json.loads(study.read_text()).get("model") if study.is_file() else None)
+        model = (_recorded_model(str(fmu) if fmu is not None and fmu.is_file() else named)
+                 or guess_model(table.columns))
     return Run(path.stem, table, path, model, values, meta.get("status"), meta.get("message", ""))
 
 
@@ -178,8 +191,7 @@ def load_study(folder) -> Study:
     metrics = list(meta.get("metrics", []))
     parameters = [c for c in table.columns if c not in fixed and c not in metrics]
     model = meta.get("fmu") if meta.get("fmu") and Path(meta["fmu"]).is_file() else meta.get("model")
-    return Study(folder, table, resolve_model(model) if model else None, meta.get("title") or folder.name,
-                 parameters, metrics,
+    return Study(folder, table, _recorded_model(model), meta.get("title") or folder.name, parameters, metrics,
                  list(meta.get("series", [])))
 
 
