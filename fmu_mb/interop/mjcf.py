@@ -106,11 +106,11 @@ def read(path, strict: bool = False) -> dict:
     bodies = [name(obj.mjOBJ_BODY, b, f"body{b}") for b in range(m.nbody)]
     bodies[0] = "world"
     jnames = [name(obj.mjOBJ_JOINT, j, f"{bodies[m.jnt_bodyid[j]]}_joint{j}") for j in range(m.njnt)]
-    actuated, not_motors, gears = set(), [], {}
+    actuated, not_motors, elsewhere, gears = set(), [], [], {}
     for a in range(m.nu):
         aname = name(obj.mjOBJ_ACTUATOR, a, f"actuator{a}")
         if m.actuator_trntype[a] != mujoco.mjtTrn.mjTRN_JOINT:
-            not_motors.append(f"{aname} (not on a joint)")
+            elsewhere.append(aname)
             continue
         j = int(m.actuator_trnid[a, 0])
         actuated.add(j)
@@ -122,6 +122,9 @@ def read(path, strict: bool = False) -> dict:
     if not_motors:
         warnings.append(f"actuators {', '.join(not_motors)} are not joint motors: their joints get a torque input "
                         "(the drive), their gains, biases and dynamics are not imported")
+    if elsewhere:
+        warnings.append(f"actuators {', '.join(elsewhere)} act through a tendon, site or body, not a joint: not "
+                        "imported")
 
     # raw link and joint names: bodies, the intermediate frames of bodies with several joints, joints
     raw_links, chains = ["world"], {}
