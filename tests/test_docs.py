@@ -37,3 +37,34 @@ def test_each_fmus_page_lists_every_variable_of_the_fmu(fmus, name):
     listed = re.findall(r"^\| \d+ \| `([^`]+)` \|", page.read_text(), re.M)
     built = [v.name for v in read_model_description(str(fmus[name].path)).modelVariables]
     assert listed == built                                   # every variable, in value-reference order
+
+
+#: the sections the README held before the site (issue 38): each is now a page or a section of one
+FORMER_README_SECTIONS = [
+    "Quick start", "The FMUs", "Cross-check artifacts", "The FMU core (`fmu_mb/fmi/c`)", "Robustness",
+    "The native kernel library (`python -m fmu_mb.native.library --target linux64 win64 linux-aarch64`)",
+    "Native FMUs (no Python on the host)", "Integrators", "The mechanisms", "Your own mechanism, and URDF robots",
+    "Constraints (paper 000 eqs. 23–37, paper 003, paper 004)", "What is in the core", "Architecture",
+    "Command line", "Studies: sweeps on Dask (`fmu_mb.sweep`, `fmu-mb sweep`)", "Reports and the demo",
+    "How it is verified (`tests/`)", "Benchmarks (`bench/`)", "Dependencies",
+    "Measured numba pitfalls (why the kernels look the way they do)"]
+
+
+def test_no_section_of_the_former_readme_is_lost():
+    headings = set()
+    for page in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
+        headings |= {m.group(1).strip() for m in re.finditer(r"^#{1,6} (.+)$", page.read_text(), re.M)}
+    assert not [s for s in FORMER_README_SECTIONS if s not in headings]
+
+
+def test_readme_is_short_and_its_links_resolve():
+    """A newcomer's five minutes: at most 150 lines; every relative link names a file of the repository,
+    and its two quick-start commands are the ones .ci/run and the docs run."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 150
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    assert links and not [lk for lk in links if not lk.startswith("http") and not (ROOT / lk).exists()]
+    commands = re.findall(r"^    (python3 -m venv .+|bash scripts/test\.sh)$", text, re.M)
+    assert len(commands) == 2
+    assert commands[1] in (ROOT / ".ci" / "run").read_text()
+    assert commands[0] in (ROOT / "docs" / "index.md").read_text()

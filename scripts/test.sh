@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the suite needs and runs it (from the repository's root).
+# System packages, where it can (root with apt; elsewhere their tests skip and say so): Debian's Chromium
+# (the report's and the site's browser tests), mingw-w64 and wine64 (the Windows kernel library and running
+# it), the AArch64 cross compiler and qemu-user (the AArch64 target).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+(command -v chromium && command -v x86_64-w64-mingw32-gcc && test -x /usr/lib/wine/wine64 \
+  && command -v aarch64-linux-gnu-gcc && command -v qemu-aarch64 \
+  || (apt-get update -qq && apt-get install -y -qq chromium gcc-mingw-w64-x86-64 gcc-aarch64-linux-gnu \
+      && apt-get install -y -qq --no-install-recommends wine64 qemu-user)) >/dev/null 2>&1 || true
+python3 -m venv .venv
+.venv/bin/pip install -q -e '.[test]'
+.venv/bin/python -m pytest -q "$@"
