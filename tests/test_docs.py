@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -68,3 +72,56 @@ def test_readme_is_short_and_its_links_resolve():
     assert len(commands) == 2
     assert commands[1] in (ROOT / ".ci" / "run").read_text()
     assert commands[0] in (ROOT / "docs" / "index.md").read_text()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: one page per section of the site's navigation (its screenshot is kept in results/test-artifacts/)
+SECTION_PAGES = {"home": "", "guides": "mechanisms/", "reference": "reference/mechanisms/crane/",
+                 "cli": "reference/cli/", "physics": "integrators/", "benchmarks": "benchmarks/",
+                 "design": "design/"}
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="LOUD SKIP: no Chromium (apt-get install chromium; the README's test "
+                    "command does it where it can) — the site's browser test did not run")
+def test_site_renders_in_headless_chromium_without_console_errors(tmp_path):
+    """The built site served over HTTP (as ``mkdocs serve`` does; its search index is fetched), one page per
+    navigation section: it loads with no console error and no page error, shows its title and navigation,
+    and the search finds a mechanism."""
+    pytest.importorskip("playwright", reason="LOUD SKIP: playwright missing (pip install -e '.[test]')")
+    pytest.importorskip("mkdocs", reason="LOUD SKIP: mkdocs missing (pip install -e '.[test]')")
+    from playwright.sync_api import sync_playwright
+    site = tmp_path / "site"
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-d", str(site)], capture_output=True, text=True,
+                       cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(site)))
+    SimpleHTTPRequestHandler.log_message = lambda *a: None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    keep = ROOT / "results" / "test-artifacts"
+    keep.mkdir(parents=True, exist_ok=True)
+    errors = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"])
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+                page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+                for name, url in SECTION_PAGES.items():
+                    page.goto(base + url, wait_until="networkidle")
+                    assert page.locator("article h1").count() == 1, name
+                    assert page.locator("nav.md-nav").count() > 0, name
+                    page.screenshot(path=str(keep / f"site_{name}.png"))
+                page.goto(base, wait_until="networkidle")
+                page.locator(".md-search__input").click()
+                page.keyboard.type("three_loop", delay=50)
+                page.wait_for_selector(".md-search-result__item", timeout=20_000)
+                assert "three_loop" in page.locator(".md-search-result").inner_text()
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+    assert not errors, errors
