@@ -33,6 +33,8 @@ def test_site_builds_strictly(tmp_path):
                        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert r.returncode == 0, r.stderr[-3000:]
     assert (tmp_path / "site" / "reference" / "mechanisms" / "crane" / "index.html").is_file()
+    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
+    assert "Simulator" in api and "compile_mechanism" in api and api.count("doc-heading") > 30   # from docstrings
 
 
 @pytest.mark.parametrize("name", registry.available() + ["pd_controller"])
@@ -77,7 +79,7 @@ def test_readme_is_short_and_its_links_resolve():
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: one page per section of the site's navigation (its screenshot is kept in results/test-artifacts/)
 SECTION_PAGES = {"home": "", "guides": "mechanisms/", "reference": "reference/mechanisms/crane/",
-                 "cli": "reference/cli/", "physics": "integrators/", "benchmarks": "benchmarks/",
+                 "cli": "reference/cli/", "api": "reference/api/", "physics": "integrators/", "benchmarks": "benchmarks/",
                  "design": "design/"}
 
 
