@@ -78,7 +78,7 @@ def test_readme_is_short_and_its_links_resolve():
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: one page per section of the site's navigation (its screenshot is kept in results/test-artifacts/)
-SECTION_PAGES = {"home": "", "guides": "mechanisms/", "reference": "reference/mechanisms/crane/",
+SECTION_PAGES = {"home": "", "getting_started": "getting-started/", "guides": "mechanisms/", "reference": "reference/mechanisms/crane/",
                  "cli": "reference/cli/", "api": "reference/api/", "physics": "integrators/", "benchmarks": "benchmarks/",
                  "design": "design/"}
 
