@@ -252,9 +252,10 @@ def emit_object(irs, triple: str, cpu: str = "") -> bytes:
     return tm.emit_object(mod)
 
 
-def build(out, targets=("linux64",), names=None, verbose: bool = False) -> dict:
+def build(out, targets=("linux64",), names=None, verbose: bool = False, log=None) -> dict:
     """Compile the entries (default: all of kernels.entries) into ``out``/<target>/: the shared library,
-    its header and the object file. Returns {target: path of the library}."""
+    its header and the object file. Returns {target: path of the library}. ``log``: a function given
+    one progress line per entry compiled (with the time left, extrapolated) and per target linked."""
     t0 = time.perf_counter()
     names = sorted(names or ENTRIES)
     schema = field_schema()
@@ -262,13 +263,19 @@ def build(out, targets=("linux64",), names=None, verbose: bool = False) -> dict:
     nmb = sum(1 if n < 0 else 1 + n for _, _, n in schema["model"])
     ndb = sum(1 if n < 0 else 1 + n for _, _, n in schema["data"])
     irs = []
-    for name in names:
+    for k, name in enumerate(names, 1):
         irs.append(_compile_entry(name, model_of, data_of, nmb, ndb))
         if verbose:
             print(f"  {name}: {time.perf_counter() - t0:.1f} s")
+        if log is not None:
+            spent = time.perf_counter() - t0
+            log(f"  kernel {k}/{len(names)} compiled ({name}): {spent:.0f} s so far, about "
+                f"{spent / k * (len(names) - k):.0f} s of kernels left, then {len(targets)} target(s) to link")
     out = Path(out)
     built = {}
     for target in targets:
+        if log is not None:
+            log(f"  emitting and linking the {target} kernel library ...")
         triple, cc, libname = TARGETS[target]
         d = out / target
         d.mkdir(parents=True, exist_ok=True)
@@ -316,7 +323,7 @@ def cached(targets=("linux64",), log=print) -> dict:
         log(f"compiling the kernel library for {', '.join(missing)} (once per core version) ...")
         root.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="fmu_mb_kernels_", dir=root.parent) as tmp:
-            build(tmp, missing)
+            build(tmp, missing, log=log)
             for t in missing:
                 stage = Path(tmp) / f".{t}"
                 shutil.copytree(Path(tmp) / t, stage)         # (same file system as root: atomic rename)
