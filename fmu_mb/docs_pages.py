@@ -1,9 +1,9 @@
 """The generated pages of the documentation site: one page per mechanism of models/ from its interface
 table (every FMU variable with unit, range, start and description, the model options and the FMU's
-defaults, the model file's docstring with its papers and equations), and the command line from its
-argparse parser. They are committed (so they read on GitHub too) and a test keeps them current.
+defaults, the model file's docstring with its papers and equations), the command line from its
+argparse parser, and the benchmark page of the last recorded runs (bench/results/, bench/record.py). They are committed (so they read on GitHub too) and a test keeps them current.
 
-    python -m fmu_mb.docs_pages            # write docs/reference/
+    python -m fmu_mb.docs_pages            # write docs/reference/ and docs/benchmark-runs.md
     python -m fmu_mb.docs_pages --check    # exit 1 naming the pages that are not current
 """
 from __future__ import annotations
@@ -79,11 +79,21 @@ def controller_page() -> str:
                       "one FMU for both kinds).", "", "## Variables", "", table]).rstrip() + "\n"
 
 
+def benchmark_runs_page() -> str:
+    """The last recorded run of each benchmark (bench/results/*.md, written by ``python bench/record.py``)."""
+    runs = sorted((ROOT / "bench" / "results").glob("*.md"))
+    return "\n".join(["# Benchmark runs", "", "*Generated from `bench/results/` by `python -m fmu_mb.docs_pages`: "
+                      "do not edit. Each section is the last run of a script recorded by `python bench/record.py "
+                      "SCRIPT ARGS`, with its commit, date and machine; [Benchmarks](benchmarks.md) says what each "
+                      "measures and how to read it.*", ""] + [r.read_text().rstrip() + "\n" for r in runs]) + "\n"
+
+
 def pages() -> dict[Path, str]:
     """{path: text} of every generated page."""
     from . import registry
     models = registry.available()
-    out = {REFERENCE / "cli.md": cli_page(), REFERENCE / "pd_controller.md": controller_page()}
+    out = {REFERENCE / "cli.md": cli_page(), REFERENCE / "pd_controller.md": controller_page(),
+           ROOT / "docs" / "benchmark-runs.md": benchmark_runs_page()}
     for name in models:
         out[REFERENCE / "mechanisms" / f"{name}.md"] = mechanism_page(name)
     out[REFERENCE / "mechanisms" / "index.md"] = "\n".join(
