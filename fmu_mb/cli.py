@@ -242,7 +242,7 @@ Finished runs are skipped when the study is run again (results keyed by what def
     fmu-mb sweep studies/crane_support_stiffness.toml
     fmu-mb sweep my_study.toml --out results/my_study --scheduler tcp://10.0.0.5:8786
 
-The study file is TOML; its entries are documented in fmu_mb/sweep/spec.py and docs in the README."""
+The study file is TOML; its entries are documented in fmu_mb/sweep/spec.py and docs/sweeps.md."""
 
 
 def parser() -> argparse.ArgumentParser:

@@ -153,7 +153,7 @@ if FLEXIBLE:
                               "the links of FLEXIBLE as RFEM beams, or rigid with the {fmt}'s inertia")
 #: ROS2 (linearly implicit, L-stable) at {step_ms:g} ms: the regularised Coulomb slope F/eps of light links
 #: (and the sde springs of flexible links) are stiff for an explicit method; ROS2 takes them in its
-#: stage matrix (README, "Integrators")
+#: stage matrix (docs/integrators.md)
 FMU = {{"step_size": {step!r}, "method": "ros2", "stop_time": 1.0, "static_start": False}}
 
 
