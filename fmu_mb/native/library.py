@@ -252,18 +252,22 @@ def emit_object(irs, triple: str, cpu: str = "") -> bytes:
     return tm.emit_object(mod)
 
 
-def build(out, targets=("linux64",), names=None, verbose: bool = False, log=None) -> dict:
+def build(out, targets=("linux64",), names=None, verbose: bool = False, log=None, ir_dir=None) -> dict:
     """Compile the entries (default: all of kernels.entries) into ``out``/<target>/: the shared library,
     its header and the object file. Returns {target: path of the library}. ``log``: a function given
-    one progress line per entry compiled (with the time left, extrapolated) and per target linked."""
+    one progress line per entry compiled (with the time left, extrapolated) and per target linked.
+    ``ir_dir``: a folder keeping each entry's LLVM IR (numba's output, the same for every target), so a
+    later build for another target of this core only emits and links (the numba compile is most of it)."""
     t0 = time.perf_counter()
     names = sorted(names or ENTRIES)
     schema = field_schema()
     model_of, data_of = _decoder(ModelStruct, schema["model"]), _decoder(DataStruct, schema["data"])
     nmb = sum(1 if n < 0 else 1 + n for _, _, n in schema["model"])
     ndb = sum(1 if n < 0 else 1 + n for _, _, n in schema["data"])
-    irs = []
-    for k, name in enumerate(names, 1):
+    irs = _kept_ir(ir_dir, names)
+    if irs and log is not None:
+        log(f"  the {len(names)} kernels of this core version are compiled already (their IR is kept)")
+    for k, name in enumerate(names if not irs else (), 1):
         irs.append(_compile_entry(name, model_of, data_of, nmb, ndb))
         if verbose:
             print(f"  {name}: {time.perf_counter() - t0:.1f} s")
@@ -271,6 +275,8 @@ def build(out, targets=("linux64",), names=None, verbose: bool = False, log=None
             spent = time.perf_counter() - t0
             log(f"  kernel {k}/{len(names)} compiled ({name}): {spent:.0f} s so far, about "
                 f"{spent / k * (len(names) - k):.0f} s of kernels left, then {len(targets)} target(s) to link")
+    if ir_dir is not None and not (Path(ir_dir) / "complete").is_file():
+        _keep_ir(Path(ir_dir), names, irs)
     out = Path(out)
     built = {}
     for target in targets:
@@ -306,6 +312,29 @@ def build(out, targets=("linux64",), names=None, verbose: bool = False, log=None
     return built
 
 
+def _kept_ir(ir_dir, names) -> list:
+    """The IR of every entry of ``names`` kept in ``ir_dir`` by one earlier build, or [] (numba names its
+    helpers per process, so the modules of one build only are linked together)."""
+    if ir_dir is None or not (Path(ir_dir) / "complete").is_file():
+        return []
+    files = [Path(ir_dir) / f"{name}.ll" for name in names]
+    return [f.read_text() for f in files] if all(f.is_file() for f in files) else []
+
+
+def _keep_ir(ir_dir: Path, names, irs) -> None:
+    """Keep one build's IR: written in a staging folder and renamed whole (never half a set)."""
+    ir_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".ir-", dir=ir_dir.parent))
+    for name, ir in zip(names, irs):
+        (stage / f"{name}.ll").write_text(ir)
+    (stage / "complete").write_text("\n".join(names) + "\n")
+    try:
+        shutil.rmtree(ir_dir, ignore_errors=True)
+        os.replace(stage, ir_dir)
+    except OSError:                             # (another process kept its set first: that one serves)
+        shutil.rmtree(stage, ignore_errors=True)
+
+
 def library_key() -> str:
     """What the compiled library depends on: the core's Python sources (its digest) and runtime.c, the C
     runtime linked into the library (not Python, so not in the digest)."""
@@ -323,7 +352,7 @@ def cached(targets=("linux64",), log=print) -> dict:
         log(f"compiling the kernel library for {', '.join(missing)} (once per core version) ...")
         root.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="fmu_mb_kernels_", dir=root.parent) as tmp:
-            build(tmp, missing, log=log)
+            build(tmp, missing, log=log, ir_dir=root / "ir")
             for t in missing:
                 stage = Path(tmp) / f".{t}"
                 shutil.copytree(Path(tmp) / t, stage)         # (same file system as root: atomic rename)

@@ -306,3 +306,19 @@ def test_the_library_cache_key_follows_runtime_c(tmp_path, monkeypatch):
     assert library.library_key() != key
     monkeypatch.undo()
     assert library.library_key() == key
+
+
+def test_a_second_target_reuses_the_kept_ir_and_links_the_same_library(tmp_path):
+    """The kernel IR is numba's output for any target, so library.build keeps it (one complete set per core
+    version) and a later build only emits and links: a first run building both linux64 and win64 compiles
+    the kernels once. Two entries: the build from the kept IR writes the same object file, byte for byte, as
+    the build that compiled them."""
+    from fmu_mb.native.library import build
+    names, ir, said = ["energies", "world_point"], tmp_path / "ir", []
+    first = build(tmp_path / "a", ("linux64",), names=names, ir_dir=ir, log=said.append)
+    assert (ir / "complete").is_file() and sum("compiled (" in s for s in said) == 2
+    said.clear()
+    second = build(tmp_path / "b", ("linux64",), names=names, ir_dir=ir, log=said.append)
+    assert not any("compiled (" in s for s in said) and any("compiled already" in s for s in said)
+    assert (first["linux64"].parent / "fmu_mb_kernels.o").read_bytes() == \
+        (second["linux64"].parent / "fmu_mb_kernels.o").read_bytes()
