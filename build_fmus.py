@@ -9,7 +9,7 @@ The same as ``fmu-mb build`` (``python -m fmu_mb build``; fmu_mb.cli), with the 
 ``--help`` lists them. Each FMU is validated with FMPy (schema and consistency); a Markdown
 table of its interface is written next to it (<model>.md). Both FMU kinds carry one binary: the
 FMU core (fmu_mb/fmi/c) linked with the kernel library compiled ahead of time for the target
-(fmu_mb.native; compiled once per core version, ~45 s), so they start without numba compiling
+(fmu_mb.native; compiled once per core version: about 100 s on a 2-core machine), so they start without numba compiling
 or loading anything; a pythonfmu FMU's binary also runs the model file's Python.
 """
 from __future__ import annotations

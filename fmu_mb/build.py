@@ -78,3 +78,52 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
         except (ValueError, RuntimeError, OSError) as exc:
             raise UserError(one_line(exc), 1) from None
     return failed
+
+
+def demo_first(models, out, kind: str = "both", targets=None, options: dict | None = None, enumerations: bool = True,
+               cross_check: Path | None = None, log=print) -> int:
+    """``fmu-mb build --demo`` (the quick start's first run): the demo's FMUs first (crane.fmu and
+    pd_controller.fmu, Python FMUs; the kernel library compiles with them), then the closed-loop demo
+    (fmu_mb.demo) in its own process on one core while the rest of the build goes on on the other; the
+    demo's lines are printed as they come, prefixed "demo:". Builds what :func:`build` would. Returns the
+    number of FMUs with problems, plus one if the demo failed."""
+    import os
+    import subprocess
+    import sys
+    import threading
+    rest = [m for m in models if m != "crane"]
+    plan = ["Python FMUs of crane and the PD controller first (the demo's)", "then the demo, while"]
+    if rest:
+        plan.append(f"Python FMUs of {', '.join(map(str, rest))}")
+    if kind in ("native", "both"):
+        from .fmi.native_fmu import available_targets, check_targets
+        plan.append(f"native FMUs of {', '.join(map(str, models))} for {', '.join(check_targets(targets or available_targets()))}")
+    log("first run: " + plan[0] + "; " + plan[1] + " " + " and ".join(plan[2:]) + " build")
+    failed = build(["crane"], out, "python", enumerations=enumerations, cross_check=cross_check, log=log)
+    if failed:
+        return failed
+    log("the demo's FMUs are built: running python -m fmu_mb.demo while the other FMUs build")
+    parent = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (parent, os.environ.get("PYTHONPATH")) if p)}
+    demo = subprocess.Popen([sys.executable, "-m", "fmu_mb.demo", "--fmus", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env)
+
+    def relay():
+        for line in demo.stdout:
+            log("demo: " + line.rstrip())
+    reader = threading.Thread(target=relay, daemon=True)
+    reader.start()
+    try:
+        if rest:
+            failed += build(rest, out, "python", controller=False, enumerations=enumerations, cross_check=cross_check,
+                            log=log)
+        if kind in ("native", "both"):
+            failed += build(models, out, "native", targets, options, controller=False, enumerations=enumerations,
+                            log=log)
+    finally:
+        demo.wait()
+        reader.join()
+    if demo.returncode != 0:
+        log(f"the demo failed (exit status {demo.returncode}): its output is above")
+        failed += 1
+    return failed

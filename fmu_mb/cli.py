@@ -99,6 +99,14 @@ def _build(args) -> int:
     if cross_check is not None and cross_check.exists() and not cross_check.is_dir():
         raise UserError(f"--cross-check: {cross_check} exists and is not a folder", 2)
     models = [_urdf_model(m, args) if m in urdfs else m for m in dict.fromkeys(models)] or available
+    if args.demo:
+        if args.kind == "native" or args.no_controller or "crane" not in models:
+            raise UserError("--demo runs the crane closed loop on Python FMUs: build crane (or every model) with "
+                            "--kind python or both and the PD controller", 2)
+        from .build import demo_first
+        failed = demo_first(models, args.out, args.kind, args.target, _baked_options(args.option or []),
+                            enumerations=not args.integer_options, cross_check=cross_check)
+        return 1 if failed else 0
     failed = build(models, args.out, args.kind, args.target, _baked_options(args.option or []),
                    controller=not args.no_controller, enumerations=not args.integer_options, cross_check=cross_check)
     return 1 if failed else 0
@@ -291,6 +299,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the same, as an option (repeatable)")
     b.add_argument("--out", default="dist", help="output directory (default: dist)")
     b.add_argument("--no-controller", action="store_true", help="do not build the PD controller FMU")
+    b.add_argument("--demo", action="store_true",
+                   help="the quick start's first run: build the crane demo's FMUs first, then run the demo "
+                        "(python -m fmu_mb.demo) on one core while the rest builds on the other")
     b.add_argument("--kind", choices=("python", "native", "both"), default="python",
                    help="python: FMUs whose mechanism the model file's Python builds at run time, any option "
                         "value (default); native: FMUs carrying the compiled mechanisms, no Python on the host, "

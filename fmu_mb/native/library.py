@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from importlib import import_module
@@ -163,15 +164,21 @@ def entry_spec(name: str):
     return src, rtype(*ntypes), cparams, ctype, args
 
 
-def _compile_entry(name, model_of, data_of, nmb, ndb):
-    """LLVM IR of the numba cfunc of one entry, without its Python wrapper, the inner function renamed
-    fmu_mb_k_<entry> (the symbol the C shim calls)."""
-    e = ENTRIES[name]
-    src, sig, *_ = entry_spec(name)
-    ns = {"kernel": getattr(import_module(f"fmu_mb.kernels.{e.module}"), e.function), "model_of": model_of,
-          "data_of": data_of, "carray": carray, "NMB": nmb, "NDB": ndb}
-    exec(src, ns)
-    return inner_ir(cfunc(sig, nopython=True, error_model="numpy")(ns["entry"]), f"fmu_mb_k_{name}")
+def compile_entries(names):
+    """(entry, LLVM IR) of each of ``names`` in turn: the numba cfunc of the entry without its Python wrapper,
+    the inner function renamed fmu_mb_k_<entry> (the symbol the C shim calls). Run in a build worker
+    (fmu_mb.native.kernel_compile)."""
+    schema = field_schema()
+    model_of, data_of = _decoder(ModelStruct, schema["model"]), _decoder(DataStruct, schema["data"])
+    nmb = sum(1 if n < 0 else 1 + n for _, _, n in schema["model"])
+    ndb = sum(1 if n < 0 else 1 + n for _, _, n in schema["data"])
+    for name in names:
+        e = ENTRIES[name]
+        src, sig, *_ = entry_spec(name)
+        ns = {"kernel": getattr(import_module(f"fmu_mb.kernels.{e.module}"), e.function), "model_of": model_of,
+              "data_of": data_of, "carray": carray, "NMB": nmb, "NDB": ndb}
+        exec(src, ns)
+        yield name, inner_ir(cfunc(sig, nopython=True, error_model="numpy")(ns["entry"]), f"fmu_mb_k_{name}")
 
 
 def inner_ir(compiled, symbol: str) -> str:
@@ -235,8 +242,10 @@ def _llvm():
     return llvm
 
 
-def emit_object(irs, triple: str, cpu: str = "") -> bytes:
-    """One object file for ``triple`` from the entries' IR modules (linked into one)."""
+def emit_object(irs, triple: str, cpu: str = "", keep=None) -> bytes:
+    """One object file for ``triple`` from the entries' IR modules (linked into one). ``keep``: the only
+    symbols left global (every other definition made internal, and what nothing uses dropped), so objects
+    of modules compiled in different processes link side by side (fmu_mb.native.kernel_compile)."""
     llvm = _llvm()
     tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, opt=3, reloc="pic", codemodel="default")
     mod = None
@@ -248,91 +257,176 @@ def emit_object(irs, triple: str, cpu: str = "") -> bytes:
             mod = m
         else:
             mod.link_in(m)
+    if keep is not None:
+        keep = set(keep)
+        for v in (*mod.functions, *mod.global_variables):
+            if not v.is_declaration and v.name not in keep:
+                v.linkage = "internal"
+        pm = llvm.create_new_module_pass_manager()
+        pm.add_global_dead_code_eliminate_pass()
+        pm.run(mod, llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options()))
     mod.verify()
     return tm.emit_object(mod)
 
 
-def build(out, targets=("linux64",), names=None, verbose: bool = False, log=None, ir_dir=None) -> dict:
+#: the entries in two groups of about equal compile time, one build worker each (numba compiles the kernels
+#: both use in each): seconds each took in its worker on the team's 2-core machine, for the progress estimate
+GROUPS = ({"advance_constrained": 74, "gather_outputs_constrained": 7, "project": 1.7, "constraint_terms": 0.3,
+           "anchor_offsets": 0.5, "static_equilibrium": 3.3, "holding_force": 0.3, "uniqueness": 0.3, "energies": 0.6,
+           "world_point": 0.3},
+          {"advance_tree": 60, "gather_outputs_tree": 4.8, "rk4_step_limit": 10, "state_jacobian": 1.9,
+           "fill_outputs": 0.3, "forward_kinematics": 0.3, "passive_forces": 0.3, "support_forces": 0.4, "rnea": 1.4,
+           "rollback": 0.2, "read_record": 0.6, "write_record": 0.3})
+#: seconds to emit one group's object for one target (same machine)
+EMIT_SECONDS = 8.0
+
+
+def entry_groups(names, jobs: int) -> list:
+    """``names`` in at most ``jobs`` groups along :data:`GROUPS` (an entry in none joins the last), each with
+    its entries' expected seconds: [{entry: seconds}]."""
+    groups = [{n: w for n, w in g.items() if n in names} for g in GROUPS]
+    known = set().union(*groups)
+    groups[-1].update({n: 1.0 for n in names if n not in known})
+    groups = [g for g in groups if g]
+    while len(groups) > max(1, jobs):
+        groups[-2].update(groups.pop())
+    return [dict(sorted(g.items())) for g in groups]
+
+
+def build(out, targets=("linux64",), names=None, verbose: bool = False, log=None, ir_dir=None, jobs=None) -> dict:
     """Compile the entries (default: all of kernels.entries) into ``out``/<target>/: the shared library,
-    its header and the object file. Returns {target: path of the library}. ``log``: a function given
-    one progress line per entry compiled (with the time left, extrapolated) and per target linked.
-    ``ir_dir``: a folder keeping each entry's LLVM IR (numba's output, the same for every target), so a
-    later build for another target of this core only emits and links (the numba compile is most of it)."""
+    its header and the object file. Returns {target: path of the library}. The entries are compiled by
+    ``jobs`` worker processes in parallel (default: one per CPU, at most one per group of :data:`GROUPS`;
+    fmu_mb.native.kernel_compile), each emitting its group's object per target. ``log``: a function given
+    progress lines (each entry compiled, and every 20 s, with the time left, estimated). ``ir_dir``: a
+    folder keeping the groups' LLVM IR (numba's output, the same for every target), so a later build for
+    another target of this core only emits and links (the numba compile is most of it)."""
     t0 = time.perf_counter()
     names = sorted(names or ENTRIES)
-    schema = field_schema()
-    model_of, data_of = _decoder(ModelStruct, schema["model"]), _decoder(DataStruct, schema["data"])
-    nmb = sum(1 if n < 0 else 1 + n for _, _, n in schema["model"])
-    ndb = sum(1 if n < 0 else 1 + n for _, _, n in schema["data"])
-    irs = _kept_ir(ir_dir, names)
-    if irs and log is not None:
-        log(f"  the {len(names)} kernels of this core version are compiled already (their IR is kept)")
-    for k, name in enumerate(names if not irs else (), 1):
-        irs.append(_compile_entry(name, model_of, data_of, nmb, ndb))
-        if verbose:
-            print(f"  {name}: {time.perf_counter() - t0:.1f} s")
-        if log is not None:
-            spent = time.perf_counter() - t0
-            log(f"  kernel {k}/{len(names)} compiled ({name}): {spent:.0f} s so far, about "
-                f"{spent / k * (len(names) - k):.0f} s of kernels left, then {len(targets)} target(s) to link")
-    if ir_dir is not None and not (Path(ir_dir) / "complete").is_file():
-        _keep_ir(Path(ir_dir), names, irs)
+    say = log if log is not None else (print if verbose else (lambda line: None))
+    groups = entry_groups(names, jobs or os.cpu_count() or 1)
     out = Path(out)
+    for target in targets:
+        (out / target).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="fmu_mb_ir_") as tmp:
+        ir_root = Path(ir_dir) if ir_dir is not None else Path(tmp)
+        from .kernel_compile import kept_ir
+        if all(kept_ir(ir_root / f"group{i}", list(g)) for i, g in enumerate(groups)):
+            say(f"  the {len(names)} kernels of this core version are compiled already (their IR is kept): "
+                f"emitting {', '.join(targets)}")
+        else:
+            say(f"  compiling {len(names)} kernels in {len(groups)} worker process(es): about "
+                f"{max(sum(g.values()) for g in groups) + EMIT_SECONDS * len(targets):.0f} s on the team's 2-core "
+                f"machine (numba, once per core version)")
+        workers = []
+        for i, group in enumerate(groups):
+            emit = [f"{TARGETS[t][0]}={out / t / f'fmu_mb_kernels.{i}.o'}" for t in targets]
+            workers.append(_Worker(ir_root / f"group{i}", list(group), emit, Path(tmp) / f"worker{i}.err"))
+        _follow(workers, groups, len(names), len(targets), say, t0)
     built = {}
     for target in targets:
-        if log is not None:
-            log(f"  emitting and linking the {target} kernel library ...")
-        triple, cc, libname = TARGETS[target]
-        d = out / target
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "fmu_mb_kernels.h").write_text(header_source(names))
-        (d / "fmu_mb_kernels_shim.c").write_text(shim_source(names))
-        obj = d / "fmu_mb_kernels.o"
-        obj.write_bytes(emit_object(irs, triple))
-        cmd = [cc, "-shared", "-O2", "-fPIC", "-o", str(d / libname), str(obj), str(d / "fmu_mb_kernels_shim.c"),
-               str(RUNTIME_C), "-I", str(d), "-lm"]
-        if shutil.which(cc) is None:
-            raise RuntimeError(f"the {target} kernel library needs the C compiler {cc} (Debian: "
-                               f"{TOOLS[target][1]}); the object file is in {obj}")
-        if is_elf(target):
-            vs = d / "exports.map"
-            vs.write_text("{ global: " + " ".join(f"fmu_mb_{n};" for n in names) + " local: *; };\n")
-            cmd += [f"-Wl,--version-script={vs}", "-Wl,-Bsymbolic"]
-        else:
-            cmd += ["-static-libgcc"]
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        if run.returncode != 0:
-            raise RuntimeError(f"linking the {target} kernel library failed ({' '.join(cmd)}):\n{run.stderr}")
-        strip = shutil.which(TOOLS[target][0])
-        if strip:                   # debug information: 3.4 MB -> 0.4 MB, nothing a caller needs
-            subprocess.run([strip, "--strip-unneeded", str(d / libname)], check=False, capture_output=True)
-        built[target] = d / libname
+        say(f"  linking the {target} kernel library ...")
+        built[target] = _link(out / target, target, names, len(groups))
     if verbose:
         print(f"built {', '.join(map(str, built.values()))} in {time.perf_counter() - t0:.1f} s")
     return built
 
 
-def _kept_ir(ir_dir, names) -> list:
-    """The IR of every entry of ``names`` kept in ``ir_dir`` by one earlier build, or [] (numba names its
-    helpers per process, so the modules of one build only are linked together)."""
-    if ir_dir is None or not (Path(ir_dir) / "complete").is_file():
-        return []
-    files = [Path(ir_dir) / f"{name}.ll" for name in names]
-    return [f.read_text() for f in files] if all(f.is_file() for f in files) else []
+class _Worker:
+    """One fmu_mb.native.kernel_compile process; its stdout lines are read by a thread into ``lines``."""
+
+    def __init__(self, ir_dir: Path, names, emit, err: Path):
+        import queue
+        import threading
+        package_parent = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH"))
+                                                           if p)}
+        self.err = err
+        with open(err, "w") as f:
+            self.proc = subprocess.Popen([sys.executable, "-m", "fmu_mb.native.kernel_compile", str(ir_dir), *names,
+                                          "--emit", *emit], stdout=subprocess.PIPE, stderr=f, text=True, env=env)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.split())
+        self.lines.put(None)
 
 
-def _keep_ir(ir_dir: Path, names, irs) -> None:
-    """Keep one build's IR: written in a staging folder and renamed whole (never half a set)."""
-    ir_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".ir-", dir=ir_dir.parent))
-    for name, ir in zip(names, irs):
-        (stage / f"{name}.ll").write_text(ir)
-    (stage / "complete").write_text("\n".join(names) + "\n")
-    try:
-        shutil.rmtree(ir_dir, ignore_errors=True)
-        os.replace(stage, ir_dir)
-    except OSError:                             # (another process kept its set first: that one serves)
-        shutil.rmtree(stage, ignore_errors=True)
+def _follow(workers, groups, n_entries: int, n_targets: int, say, t0: float) -> None:
+    """Wait for the workers, reporting each entry compiled and, every 20 s, how far the build is with the
+    time left estimated from :data:`GROUPS`' seconds scaled by this machine's pace so far. RuntimeError
+    with a worker's error output when one fails."""
+    import queue
+    done = [dict() for _ in workers]
+    open_ = set(range(len(workers)))
+    last = time.perf_counter()
+    while open_:
+        got = False
+        for i in sorted(open_):
+            try:
+                msg = workers[i].lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            got = True
+            if msg is None:
+                open_.discard(i)
+                if workers[i].proc.wait() != 0:
+                    for w in workers:
+                        w.proc.kill()
+                    raise RuntimeError("compiling the kernel library failed:\n" + workers[i].err.read_text()[-3000:])
+            elif msg[0] == "compiled":
+                done[i][msg[1]] = float(msg[2])
+                k = sum(map(len, done))
+                say(f"  kernel {k}/{n_entries} compiled ({msg[1]}): {time.perf_counter() - t0:.0f} s so far, "
+                    f"{_time_left(groups, done, n_targets, time.perf_counter() - t0)}")
+                last = time.perf_counter()
+        if not got and time.perf_counter() - last > 20 and open_:
+            k = sum(map(len, done))
+            say(f"  compiling: {k}/{n_entries} kernels in {len(workers)} worker(s), {time.perf_counter() - t0:.0f} s "
+                f"so far, {_time_left(groups, done, n_targets, time.perf_counter() - t0)}")
+            last = time.perf_counter()
+
+
+def _time_left(groups, done, n_targets: int, elapsed: float) -> str:
+    """'about N s left': each worker's expected seconds (GROUPS) scaled by the pace measured so far."""
+    worked = max(sum(g[n] for n in d) for g, d in zip(groups, done))
+    pace = elapsed / worked if worked else max(1.0, elapsed / min(max(g.values()) for g in groups))
+    total = max(sum(g.values()) for g in groups) + EMIT_SECONDS * n_targets
+    return f"about {max(5.0, pace * total - elapsed):.0f} s left"
+
+
+def _link(d: Path, target: str, names, n_objects: int) -> Path:
+    """The groups' objects of ``target`` in ``d`` as one (fmu_mb_kernels.o: what FMU binaries link) and the
+    shared library linked from it with the C shim and runtime.c."""
+    triple, cc, libname = TARGETS[target]
+    if shutil.which(cc) is None:
+        raise RuntimeError(f"the {target} kernel library needs the C compiler {cc} (Debian: "
+                           f"{TOOLS[target][1]}); the object files are in {d}")
+    (d / "fmu_mb_kernels.h").write_text(header_source(names))
+    (d / "fmu_mb_kernels_shim.c").write_text(shim_source(names))
+    obj, parts = d / "fmu_mb_kernels.o", [d / f"fmu_mb_kernels.{i}.o" for i in range(n_objects)]
+    run = subprocess.run([cc, "-r", "-nostdlib", "-o", str(obj), *map(str, parts)], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"joining the {target} kernel objects failed:\n{run.stderr}")
+    for p in parts:
+        p.unlink()
+    cmd = [cc, "-shared", "-O2", "-fPIC", "-o", str(d / libname), str(obj), str(d / "fmu_mb_kernels_shim.c"),
+           str(RUNTIME_C), "-I", str(d), "-lm"]
+    if is_elf(target):
+        vs = d / "exports.map"
+        vs.write_text("{ global: " + " ".join(f"fmu_mb_{n};" for n in names) + " local: *; };\n")
+        cmd += [f"-Wl,--version-script={vs}", "-Wl,-Bsymbolic"]
+    else:
+        cmd += ["-static-libgcc"]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"linking the {target} kernel library failed ({' '.join(cmd)}):\n{run.stderr}")
+    strip = shutil.which(TOOLS[target][0])
+    if strip:                   # debug information: 3.4 MB -> 0.4 MB, nothing a caller needs
+        subprocess.run([strip, "--strip-unneeded", str(d / libname)], check=False, capture_output=True)
+    return d / libname
 
 
 def library_key() -> str:
@@ -344,12 +438,13 @@ def library_key() -> str:
 
 def cached(targets=("linux64",), log=print) -> dict:
     """{target: directory with the library, its object file, shim and header}: the kernel library of this
-    core, compiled once into ``$FMU_MB_CACHE/kernel-library/<library_key>/`` (about 45 s per target)."""
+    core, compiled once into ``$FMU_MB_CACHE/kernel-library/<library_key>/`` (about 100 s on the team's 2-core
+    machine; a later target of the same core: about 10 s, from the kept IR)."""
     root = cache_root() / "kernel-library" / library_key()[:16]
     missing = [t for t in targets if not (root / t / "fmu_mb_kernels.o").is_file()
                or not (root / t / TARGETS[t][2]).is_file()]
     if missing:
-        log(f"compiling the kernel library for {', '.join(missing)} (once per core version) ...")
+        log(f"building the kernel library for {', '.join(missing)} (once per core version) ...")
         root.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="fmu_mb_kernels_", dir=root.parent) as tmp:
             build(tmp, missing, log=log, ir_dir=root / "ir")

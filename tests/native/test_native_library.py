@@ -316,9 +316,28 @@ def test_a_second_target_reuses_the_kept_ir_and_links_the_same_library(tmp_path)
     from fmu_mb.native.library import build
     names, ir, said = ["energies", "world_point"], tmp_path / "ir", []
     first = build(tmp_path / "a", ("linux64",), names=names, ir_dir=ir, log=said.append)
-    assert (ir / "complete").is_file() and sum("compiled (" in s for s in said) == 2
+    assert (ir / "group0" / "complete").is_file() and sum("compiled (" in s for s in said) == 2
     said.clear()
     second = build(tmp_path / "b", ("linux64",), names=names, ir_dir=ir, log=said.append)
     assert not any("compiled (" in s for s in said) and any("compiled already" in s for s in said)
     assert (first["linux64"].parent / "fmu_mb_kernels.o").read_bytes() == \
         (second["linux64"].parent / "fmu_mb_kernels.o").read_bytes()
+
+
+def test_the_build_groups_hold_every_entry_once():
+    """The library's entries are compiled in parallel workers along library.GROUPS: every entry of
+    kernels.entries in exactly one group (a new entry missing there would still be built, in the last
+    group, but without its expected time); one CPU gives one group of all."""
+    from fmu_mb.native.library import GROUPS, entry_groups
+    assert sorted(n for g in GROUPS for n in g) == sorted(ENTRIES)
+    assert [sorted(g) for g in entry_groups(sorted(ENTRIES), 1)] == [sorted(ENTRIES)]
+    assert len(entry_groups(sorted(ENTRIES), 8)) == len(GROUPS)
+
+
+def test_a_failing_worker_fails_the_build_with_its_error(tmp_path):
+    """A worker that cannot compile its group (here: an entry kernels.entries does not have) stops the build
+    with a RuntimeError carrying the worker's own error, and no library is linked."""
+    from fmu_mb.native.library import build
+    with pytest.raises(RuntimeError, match="(?s)compiling the kernel library failed.*no_such_entry"):
+        build(tmp_path, ("linux64",), names=["no_such_entry"])
+    assert not (tmp_path / "linux64" / "fmu_mb_kernels.so").exists()
