@@ -193,6 +193,26 @@ def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     assert [c[1][0] for c in calls] == registry.available() and calls[0][1][1] == "dist"
 
 
+def test_build_demo_runs_the_demo_as_soon_as_its_fmus_exist(tmp_path, monkeypatch, capsys):
+    """fmu-mb build --demo (the README's first run): crane.fmu and pd_controller.fmu are built first, the demo
+    then runs in its own process while the other models build, its lines relayed with "demo:", and the build
+    ends with every FMU and the demo's files."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["build", "five_axis", "crane", "--demo", "--out", "dist", "--no-cross-check"]) == 0
+    out = capsys.readouterr().out
+    started = out.index("running python -m fmu_mb.demo")
+    assert out.index("dist/crane.fmu") < started < out.index("dist/five_axis.fmu"), out
+    assert "demo:   plot: results/demo/crane_closed_loop.png" in out, out
+    assert (tmp_path / "results" / "demo" / "crane_closed_loop.png").stat().st_size > 1000
+    assert all((tmp_path / "dist" / f"{m}.fmu").is_file() for m in ("crane", "five_axis", "pd_controller"))
+
+
+@pytest.mark.parametrize("argv", [["crane", "--kind", "native"], ["five_axis"], ["crane", "--no-controller"]])
+def test_build_demo_refuses_a_build_without_the_demo_fmus(argv, capsys):
+    assert cli.main(["build", *argv, "--demo"]) == 2
+    assert "--demo runs the crane closed loop on Python FMUs" in capsys.readouterr().err
+
+
 def test_scenario_and_demo_delegate(monkeypatch):
     import fmu_mb.demo
     import fmu_mb.scenarios.__main__ as scenarios_main

@@ -232,9 +232,11 @@ def checked_interface(model: str, module, model_file):
     meta = getattr(module, "FMU", {})
     cm = compile_mechanism(registry.build_checked(module, model_file))
     if cm.model.nc:
+        from ..native.library import ensure
         from ..simulator import Simulator
+        lib_dir, _ = ensure()           # (the library every FMU carries: no JIT compile of the same kernels first)
         try:
-            Simulator(cm, kernels="auto")
+            Simulator(cm, kernels="auto", kernel_dirs=(lib_dir,))
         except RuntimeError as exc:
             raise registry.ModelFileError(f"{model_file}: {exc}") from None
     itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),
