@@ -84,8 +84,8 @@ def demo_first(models, out, kind: str = "both", targets=None, options: dict | No
                cross_check: Path | None = None, log=print) -> int:
     """``fmu-mb build --demo`` (the quick start's first run): the demo's FMUs first (crane.fmu and
     pd_controller.fmu, Python FMUs; the kernel library compiles with them), then the closed-loop demo
-    (fmu_mb.demo) in its own process on one core while the rest of the build goes on on the other; the
-    demo's lines are printed as they come, prefixed "demo:". Builds what :func:`build` would. Returns the
+    (fmu_mb.demo) in its own process while the rest of the build goes on at a lower priority (nice 5: on a
+    2-core machine the demo keeps a core); the demo's lines are printed as they come, prefixed "demo:". Builds what :func:`build` would. Returns the
     number of FMUs with problems, plus one if the demo failed."""
     import os
     import subprocess
@@ -113,6 +113,11 @@ def demo_first(models, out, kind: str = "both", targets=None, options: dict | No
             log("demo: " + line.rstrip())
     reader = threading.Thread(target=relay, daemon=True)
     reader.start()
+    if hasattr(os, "nice"):         # the rest builds behind the demo (its kernel workers inherit this)
+        try:
+            os.nice(5)
+        except OSError:
+            pass
     try:
         if rest:
             failed += build(rest, out, "python", controller=False, enumerations=enumerations, cross_check=cross_check,

@@ -110,9 +110,11 @@ PLANT = {"model.mode": 1, "model.link": 1, "model.friction": 2}     # torque mod
 
 
 def crane(fmu_dir="dist", out_dir="results/demo", T=5.0, h=2.5e-4, report=True, plant_options=None,
-          omega=6.0) -> str:
+          omega=6.0, say=None) -> str:
     """Run the crane demo (module docstring) and return its summary. h: the master's step (s), omega:
-    the PD law's natural frequency (rad/s); plant_options: the plant's model.* values."""
+    the PD law's natural frequency (rad/s); plant_options: the plant's model.* values; ``say``: given each
+    line of the summary as soon as it is known (the plot's before the report is written)."""
+    say = say or (lambda line: None)
     fmu_dir, out_dir = Path(fmu_dir), Path(out_dir)
     paths = _fmus(fmu_dir, ("crane", "pd_controller"))
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -198,11 +200,14 @@ def crane(fmu_dir="dist", out_dir="results/demo", T=5.0, h=2.5e-4, report=True, 
         f"  plot: {png}",
         f"  plant outputs: {csv} (+ {csv.with_suffix('.json').name})",
     ]
+    for line in lines:
+        say(line)
     if report:
         from .report import write_report
         page = write_report(csv, out_dir / "crane_closed_loop.html",
                             paths={"E (reference model)": E_ref[::10]})
         lines.append(f"  report (3D animation, plots): {page}")
+        say(lines[-1])
     return "\n".join(lines)
 
 
@@ -374,7 +379,8 @@ def main(argv=None) -> int:
     ap.add_argument("--time", type=float, default=None, help="simulated time, s (default: crane 5, five_axis 4)")
     args = ap.parse_args(argv)
     if args.demo == "crane":
-        print(crane(args.fmus, args.out, args.time or 5.0))
+        print(f"crane closed loop, {args.time or 5.0:g} s: starting the three FMU instances ...", flush=True)
+        crane(args.fmus, args.out, args.time or 5.0, say=lambda line: print(line, flush=True))
     else:
         print(five_axis(args.fmus, args.out, args.time or 4.0))
     return 0

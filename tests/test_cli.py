@@ -196,8 +196,10 @@ def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
 def test_build_demo_runs_the_demo_as_soon_as_its_fmus_exist(tmp_path, monkeypatch, capsys):
     """fmu-mb build --demo (the README's first run): crane.fmu and pd_controller.fmu are built first, the demo
     then runs in its own process while the other models build, its lines relayed with "demo:", and the build
-    ends with every FMU and the demo's files."""
+    ends with every FMU and the demo's files; the rest builds at a lower priority (os.nice, here recorded)."""
     monkeypatch.chdir(tmp_path)
+    niced = []
+    monkeypatch.setattr(os, "nice", niced.append)
     assert cli.main(["build", "five_axis", "crane", "--demo", "--out", "dist", "--no-cross-check"]) == 0
     out = capsys.readouterr().out
     started = out.index("running python -m fmu_mb.demo")
@@ -205,6 +207,7 @@ def test_build_demo_runs_the_demo_as_soon_as_its_fmus_exist(tmp_path, monkeypatc
     assert "demo:   plot: results/demo/crane_closed_loop.png" in out, out
     assert (tmp_path / "results" / "demo" / "crane_closed_loop.png").stat().st_size > 1000
     assert all((tmp_path / "dist" / f"{m}.fmu").is_file() for m in ("crane", "five_axis", "pd_controller"))
+    assert niced == [5]
 
 
 @pytest.mark.parametrize("argv", [["crane", "--kind", "native"], ["five_axis"], ["crane", "--no-controller"]])
