@@ -60,7 +60,8 @@ def main(argv=None) -> int:
         print(f"record: {command} failed (exit {proc.returncode}): nothing recorded", file=sys.stderr)
         return proc.returncode
     commit = _git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = " (with uncommitted changes)" if _git("status", "--porcelain", "--untracked-files=no") else ""
+    dirty = " (with uncommitted changes)" if _git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                                                  ":(exclude)bench/results") else ""     # (its own records)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"{script}.md"
