@@ -87,13 +87,26 @@ PULSE, PULSE_TIME = -4000.0, 0.1            # N·m on the column for 0 ≤ t < 0
 ELLIPSE = (3.0, 2.0)                        # m, semi-axes (paper 001 eq. 17)
 
 
+def mass_matrix(cm, q) -> np.ndarray:
+    """M(q) of a compiled mechanism (kernels.crba), by the native kernel library where a build has put it
+    (fmu_mb.native: no numba compile, which took 22 s on a first run), else by numba's JIT kernels."""
+    from .backend import kernel_set
+    from .model import make_data
+    from .native import fallback_dir
+    k = kernel_set("auto", (fallback_dir(),))[0]
+    data = make_data(cm.model)
+    m, d = k.handles(cm.model, data)
+    k.forward_kinematics(m, d, np.ascontiguousarray(q, dtype=float), np.zeros(cm.model.nv))
+    k.crba(m, d)
+    return data.M.copy()
+
+
 def crane_gains(omega=6.0, zeta=1.0):
     """Kp, Kd of the column, jib and arm from the rigid crane's mass-matrix diagonal at its start."""
-    from . import algorithms as alg
     from . import registry
-    from .model import compile_mechanism, make_data
+    from .model import compile_mechanism
     cm = compile_mechanism(registry.build("crane", mode="torque"))
-    M = np.diag(alg.crba(cm.model, make_data(cm.model), cm.q0))
+    M = np.diag(mass_matrix(cm, cm.q0))
     m = np.array([M[cm.joint(j).dofadr] for j in CRANE_JOINTS])
     return omega ** 2 * m, 2 * zeta * omega * m
 
@@ -264,11 +277,10 @@ def _crane_plot(t, E, E_ref, err, tau, ff, fric, defl, png):
 
 # ------------------------------------------------------------------------------------- five_axis
 def five_axis_gains(omega=30.0, zeta=1.0, q=0.4):
-    from . import algorithms as alg
     from . import registry
-    from .model import compile_mechanism, make_data
+    from .model import compile_mechanism
     cm = compile_mechanism(registry.build("five_axis"))
-    M = np.diag(alg.crba(cm.model, make_data(cm.model), np.full(cm.nv, q)))
+    M = np.diag(mass_matrix(cm, np.full(cm.nv, q)))
     return omega**2 * M, 2 * zeta * omega * M
 
 

@@ -36,6 +36,7 @@ ENTRIES = {
     "passive_forces": Entry("forces", "passive_forces", ("f8[::1]", "f8[::1]"), "f8"),
     "support_forces": Entry("forces", "support_forces", ("f8[:, ::1]",), "void"),
     "rnea": Entry("rnea", "rnea", ("f8[::1]", "b1"), "void"),
+    "crba": Entry("crba", "crba", (), "void"),
     "energies": Entry("energy", "energies", ("f8[::1]", "f8[::1]", "f8[::1]"), "void"),
     "constraint_terms": Entry("constraints", "constraint_terms", ("f8[::1]", "f8[::1]", "f8"), "void"),
     "anchor_offsets": Entry("constraints", "anchor_offsets", ("f8[::1]", "f8[::1]", "f8"), "void"),

@@ -39,6 +39,11 @@ def cache_root() -> Path:
     return Path(os.environ.get("FMU_MB_CACHE") or Path.home() / ".cache" / "fmu_mb")
 
 
+def fallback_dir() -> Path:
+    """Where this core's library goes when :data:`LIB_DIR` is not writable (library.ensure)."""
+    return cache_root() / f"native-{this_core_digest()[:24]}"
+
+
 def field_schema() -> dict:
     """{"model": [[field, dtype, ndim], ...], "data": [...]} from the schema of fmu_mb.model.compiled
     (ndim -1 for a scalar int field): the kernels' argument types, whatever mechanism they run."""

@@ -20,9 +20,7 @@ advance_tree alone 82 s -> 55 s; all 22 entries 209 s serial -> 90 s in two work
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,45 +43,21 @@ def ir_only() -> bool:
     return True
 
 
-def keep_ir(ir_dir: Path, names, irs) -> None:
-    """Keep one group's IR: written in a staging folder and renamed whole (never half a set)."""
-    import shutil
-    ir_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".ir-", dir=ir_dir.parent))
-    for name, ir in zip(names, irs):
-        (stage / f"{name}.ll").write_text(ir)
-    (stage / "complete").write_text("\n".join(names) + "\n")
-    try:
-        shutil.rmtree(ir_dir, ignore_errors=True)
-        os.replace(stage, ir_dir)
-    except OSError:                             # (another process kept its set first: that one serves)
-        shutil.rmtree(stage, ignore_errors=True)
-
-
-def kept_ir(ir_dir: Path, names) -> list:
-    """The IR of every entry of ``names`` kept in ``ir_dir`` by one earlier worker, or []."""
-    marker = ir_dir / "complete"
-    if not marker.is_file() or marker.read_text().split() != list(names):
-        return []
-    return [(ir_dir / f"{name}.ll").read_text() for name in names]
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("ir_dir", type=Path)
     ap.add_argument("entries", nargs="+")
     ap.add_argument("--emit", nargs="*", default=[], metavar="TRIPLE=OBJECT")
     args = ap.parse_args(argv)
+    ir_only()                       # (before anything defines a numba function: none may cache machine code)
+    from .library import compile_entries, emit_object, keep_ir, kept_ir
     irs = kept_ir(args.ir_dir, args.entries)
     if not irs:
-        ir_only()
-        from .library import compile_entries
         t0 = time.perf_counter()
         for name, ir in compile_entries(args.entries):
             irs.append(ir)
             print(f"compiled {name} {time.perf_counter() - t0:.1f}", flush=True)
         keep_ir(args.ir_dir, args.entries, irs)
-    from .library import emit_object
     for spec in args.emit:
         triple, obj = spec.split("=", 1)
         Path(obj).write_bytes(emit_object(irs, triple, keep=[f"fmu_mb_k_{n}" for n in args.entries]))

@@ -40,7 +40,7 @@ from numba.extending import intrinsic
 from ..kernels.entries import ENTRIES, array_type
 from ..kernels.handles import DataStruct, ModelStruct
 from ..sources import this_core_digest
-from . import LIB_DIR, MANIFEST, cache_root, check, field_schema, platform_target
+from . import LIB_DIR, MANIFEST, cache_root, check, fallback_dir, field_schema, platform_target
 
 RUNTIME_C = Path(__file__).resolve().parent / "runtime.c"
 
@@ -275,7 +275,7 @@ GROUPS = ({"advance_constrained": 74, "gather_outputs_constrained": 7, "project"
            "anchor_offsets": 0.5, "static_equilibrium": 3.3, "holding_force": 0.3, "uniqueness": 0.3, "energies": 0.6,
            "world_point": 0.3},
           {"advance_tree": 60, "gather_outputs_tree": 4.8, "rk4_step_limit": 10, "state_jacobian": 1.9,
-           "fill_outputs": 0.3, "forward_kinematics": 0.3, "passive_forces": 0.3, "support_forces": 0.4, "rnea": 1.4,
+           "fill_outputs": 0.3, "forward_kinematics": 0.3, "crba": 0.3, "passive_forces": 0.3, "support_forces": 0.4, "rnea": 1.4,
            "rollback": 0.2, "read_record": 0.6, "write_record": 0.3})
 #: seconds to emit one group's object for one target (same machine)
 EMIT_SECONDS = 8.0
@@ -310,7 +310,6 @@ def build(out, targets=("linux64",), names=None, verbose: bool = False, log=None
         (out / target).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fmu_mb_ir_") as tmp:
         ir_root = Path(ir_dir) if ir_dir is not None else Path(tmp)
-        from .kernel_compile import kept_ir
         if all(kept_ir(ir_root / f"group{i}", list(g)) for i, g in enumerate(groups)):
             say(f"  the {len(names)} kernels of this core version are compiled already (their IR is kept): "
                 f"emitting {', '.join(targets)}")
@@ -432,6 +431,28 @@ def _link(d: Path, target: str, names, n_objects: int) -> Path:
     return d / libname
 
 
+def keep_ir(ir_dir: Path, names, irs) -> None:
+    """Keep one group's IR: written in a staging folder and renamed whole (never half a set)."""
+    ir_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".ir-", dir=ir_dir.parent))
+    for name, ir in zip(names, irs):
+        (stage / f"{name}.ll").write_text(ir)
+    (stage / "complete").write_text("\n".join(names) + "\n")
+    try:
+        shutil.rmtree(ir_dir, ignore_errors=True)
+        os.replace(stage, ir_dir)
+    except OSError:                             # (another process kept its set first: that one serves)
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def kept_ir(ir_dir: Path, names) -> list:
+    """The IR of every entry of ``names`` kept in ``ir_dir`` by one earlier worker, or []."""
+    marker = ir_dir / "complete"
+    if not marker.is_file() or marker.read_text().split() != list(names):
+        return []
+    return [(ir_dir / f"{name}.ll").read_text() for name in names]
+
+
 def library_key() -> str:
     """What the compiled library depends on: the core's Python sources (its digest) and runtime.c, the C
     runtime linked into the library (not Python, so not in the digest)."""
@@ -469,7 +490,7 @@ def ensure(out=LIB_DIR, log=print) -> tuple:
         raise RuntimeError("the native kernel library has no target for this platform (x86-64 Linux and "
                            "Windows only), and every FMU carries it: build the FMUs on x86-64 Linux or Windows "
                            "(--target linux-aarch64 cross-compiles an AArch64 FMU there)")
-    fallback = cache_root() / f"native-{this_core_digest()[:24]}"
+    fallback = fallback_dir()
     key = library_key()
     for d in (Path(out), fallback):
         manifest = check(d)[0]

@@ -341,3 +341,21 @@ def test_a_failing_worker_fails_the_build_with_its_error(tmp_path):
     with pytest.raises(RuntimeError, match="(?s)compiling the kernel library failed.*no_such_entry"):
         build(tmp_path, ("linux64",), names=["no_such_entry"])
     assert not (tmp_path / "linux64" / "fmu_mb_kernels.so").exists()
+
+
+@pytest.mark.parametrize("name", ["crane", "five_axis", "mobile_robot"])
+def test_the_demo_gains_take_the_library_mass_matrix_bitwise_the_jit_one(name):
+    """demo.mass_matrix (the demo's PD gains) runs the library's crba entry once a build has put the library in
+    place, instead of numba compiling crba on a first run (22 s); it is the JIT kernels' M(q) bit for bit."""
+    from fmu_mb import algorithms, demo
+    from fmu_mb.backend import kernel_set
+    from fmu_mb.model import make_data
+    from fmu_mb.native import fallback_dir
+    from fmu_mb.native.library import ensure
+    ensure()
+    assert kernel_set("auto", (fallback_dir(),))[0].name == "native"
+    cm = compile_mechanism(registry.build(name))
+    q = np.asarray(cm.q0, dtype=float)
+    M = demo.mass_matrix(cm, q)
+    assert M.shape == (cm.model.nv, cm.model.nv) and np.all(np.diag(M) > 0)
+    assert np.array_equal(M, algorithms.crba(cm.model, make_data(cm.model), q))
