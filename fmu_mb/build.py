@@ -85,20 +85,20 @@ def demo_first(models, out, kind: str = "both", targets=None, options: dict | No
     """``fmu-mb build --demo`` (the quick start's first run): the demo's FMUs first (crane.fmu and
     pd_controller.fmu, Python FMUs; the kernel library compiles with them), then the closed-loop demo
     (fmu_mb.demo) in its own process while the rest of the build goes on at a lower priority (nice 5: on a
-    2-core machine the demo keeps a core); the demo's lines are printed as they come, prefixed "demo:". Builds what :func:`build` would. Returns the
-    number of FMUs with problems, plus one if the demo failed."""
+    2-core machine the demo keeps a core); the demo's lines are printed as they come, prefixed "demo:".
+    Builds what :func:`build` would. Returns the number of FMUs with problems, plus one if the demo failed."""
     import os
     import subprocess
     import sys
     import threading
     rest = [m for m in models if m != "crane"]
-    plan = ["Python FMUs of crane and the PD controller first (the demo's)", "then the demo, while"]
-    if rest:
-        plan.append(f"Python FMUs of {', '.join(map(str, rest))}")
+    after = [f"Python FMUs of {', '.join(map(str, rest))}"] if rest else []
     if kind in ("native", "both"):
         from .fmi.native_fmu import available_targets, check_targets
-        plan.append(f"native FMUs of {', '.join(map(str, models))} for {', '.join(check_targets(targets or available_targets()))}")
-    log("first run: " + plan[0] + "; " + plan[1] + " " + " and ".join(plan[2:]) + " build")
+        chosen = check_targets(targets or available_targets())
+        after.append(f"native FMUs of {', '.join(map(str, models))} for {', '.join(chosen)}")
+    log("first run: Python FMUs of crane and the PD controller first (the demo's), then the demo"
+        + (f", while {' and '.join(after)} build" if after else ""))
     failed = build(["crane"], out, "python", enumerations=enumerations, cross_check=cross_check, log=log)
     if failed:
         return failed

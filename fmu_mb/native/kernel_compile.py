@@ -50,7 +50,8 @@ def main(argv=None) -> int:
     ap.add_argument("--emit", nargs="*", default=[], metavar="TRIPLE=OBJECT")
     args = ap.parse_args(argv)
     ir_only()                       # (before anything defines a numba function: none may cache machine code)
-    from .library import compile_entries, emit_object, keep_ir, kept_ir
+    from .library import compile_entries, emit_object
+    from .workers import keep_ir, kept_ir
     irs = kept_ir(args.ir_dir, args.entries)
     if not irs:
         t0 = time.perf_counter()

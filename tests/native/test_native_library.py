@@ -325,10 +325,10 @@ def test_a_second_target_reuses_the_kept_ir_and_links_the_same_library(tmp_path)
 
 
 def test_the_build_groups_hold_every_entry_once():
-    """The library's entries are compiled in parallel workers along library.GROUPS: every entry of
+    """The library's entries are compiled in parallel workers along workers.GROUPS: every entry of
     kernels.entries in exactly one group (a new entry missing there would still be built, in the last
     group, but without its expected time); one CPU gives one group of all."""
-    from fmu_mb.native.library import GROUPS, entry_groups
+    from fmu_mb.native.workers import GROUPS, entry_groups
     assert sorted(n for g in GROUPS for n in g) == sorted(ENTRIES)
     assert [sorted(g) for g in entry_groups(sorted(ENTRIES), 1)] == [sorted(ENTRIES)]
     assert len(entry_groups(sorted(ENTRIES), 8)) == len(GROUPS)
