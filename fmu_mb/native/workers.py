@@ -20,9 +20,9 @@ GROUPS = ({"advance_constrained": 74, "gather_outputs_constrained": 7, "project"
            "anchor_offsets": 0.5, "static_equilibrium": 3.3, "holding_force": 0.3, "uniqueness": 0.3, "energies": 0.6,
            "world_point": 0.3},
           {"advance_tree": 60, "gather_outputs_tree": 4.8, "rk4_step_limit": 10, "state_jacobian": 1.9,
-           "fill_outputs": 0.3, "forward_kinematics": 0.3, "crba": 0.3, "passive_forces": 0.3, "support_forces": 0.4, "rnea": 1.4,
-           "rollback": 0.2, "read_record": 0.6, "write_record": 0.3})
-#: seconds to emit one group's object for one target (same machine)
+           "fill_outputs": 0.3, "forward_kinematics": 0.3, "crba": 0.3, "passive_forces": 0.3, "support_forces": 0.4,
+           "rnea": 1.4, "rollback": 0.2, "read_record": 0.6, "write_record": 0.3})
+#: seconds to emit one group's object for one target (same machine: 5-8 s)
 EMIT_SECONDS = 8.0
 
 
@@ -43,19 +43,19 @@ def compile_groups(groups, objects: dict, ir_dir, say, t0: float) -> None:
     (None: kept nowhere), and emit its object for each LLVM triple of ``objects`` ({triple: [path per
     group]}); ``say`` gets the progress lines. RuntimeError with a worker's error output when one fails;
     no worker outlives the call."""
-    names = sum(len(g) for g in groups)
+    n = sum(len(g) for g in groups)
     with tempfile.TemporaryDirectory(prefix="fmu_mb_ir_") as tmp:
         ir_root = Path(ir_dir) if ir_dir is not None else Path(tmp)
         if all(kept_ir(ir_root / f"group{i}", list(g)) for i, g in enumerate(groups)):
-            say(f"  the {names} kernels of this core version are compiled already (their IR is kept): emitting")
+            say(f"  the {n} kernels of this core version are compiled already (their IR is kept): emitting")
         else:
-            say(f"  compiling {names} kernels in {len(groups)} worker process(es): about "
+            say(f"  compiling {n} kernels in {len(groups)} worker process(es): about "
                 f"{max(sum(g.values()) for g in groups) + EMIT_SECONDS * len(objects):.0f} s on the team's 2-core "
                 f"machine (numba, once per core version)")
         workers = [Worker(ir_root / f"group{i}", list(g), [f"{t}={paths[i]}" for t, paths in objects.items()],
                           Path(tmp) / f"worker{i}.err") for i, g in enumerate(groups)]
         try:
-            _follow(workers, groups, names, len(objects), say, t0)
+            _follow(workers, groups, n, len(objects), say, t0)
         except BaseException:               # (interrupted, or a worker failed: no worker outlives the build)
             for w in workers:
                 w.proc.kill()
