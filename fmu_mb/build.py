@@ -103,10 +103,9 @@ def demo_first(models, out, kind: str = "both", targets=None, options: dict | No
     if failed:
         return failed
     log("the demo's FMUs are built: running python -m fmu_mb.demo while the other FMUs build")
-    parent = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (parent, os.environ.get("PYTHONPATH")) if p)}
+    from .sources import importable_env
     demo = subprocess.Popen([sys.executable, "-m", "fmu_mb.demo", "--fmus", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env)
+                            stderr=subprocess.STDOUT, text=True, env=importable_env())
 
     def relay():
         for line in demo.stdout:

@@ -10,6 +10,14 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 
+
+def importable_env() -> dict:
+    """This process's environment with the package's parent first on PYTHONPATH: a child
+    ``python -m fmu_mb...`` imports this very package (also from a checkout that is not installed)."""
+    import os
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(PACKAGE.parent), os.environ.get("PYTHONPATH"))
+                                                        if p)}
+
 #: tooling inside the package that no FMU runs (command line, demo, the papers' scenarios, the native
 #: FMU builder), as
 #: paths relative to it: FMUs do not carry it (fmi.builder) and it is not part of the core's

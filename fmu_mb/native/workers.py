@@ -14,6 +14,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..sources import importable_env
+
 #: the entries in two groups of about equal compile time, one build worker each (numba compiles the kernels
 #: both use in each): seconds each took in its worker on the team's 2-core machine, for the progress estimate
 GROUPS = ({"advance_constrained": 74, "gather_outputs_constrained": 7, "project": 1.7, "constraint_terms": 0.3,
@@ -66,15 +68,11 @@ class Worker:
     """One fmu_mb.native.kernel_compile process; its stdout lines are read by a thread into ``lines``."""
 
     def __init__(self, ir_dir: Path, names, emit, err: Path):
-        import queue
-        import threading
-        package_parent = str(Path(__file__).resolve().parents[2])
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH"))
-                                                           if p)}
         self.err = err
         with open(err, "w") as f:
             self.proc = subprocess.Popen([sys.executable, "-m", "fmu_mb.native.kernel_compile", str(ir_dir), *names,
-                                          "--emit", *emit], stdout=subprocess.PIPE, stderr=f, text=True, env=env)
+                                          "--emit", *emit], stdout=subprocess.PIPE, stderr=f, text=True,
+                                         env=importable_env())
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -88,7 +86,6 @@ def _follow(workers, groups, n_entries: int, n_targets: int, say, t0: float) -> 
     """Wait for the workers, reporting each entry compiled and, every 20 s, how far the build is with the
     time left estimated from :data:`GROUPS`' seconds scaled by this machine's pace so far. RuntimeError
     with a worker's error output when one fails."""
-    import queue
     done = [dict() for _ in workers]
     open_ = set(range(len(workers)))
     last = time.perf_counter()
