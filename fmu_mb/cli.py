@@ -8,6 +8,8 @@
     fmu-mb info FMU
     fmu-mb scenario NAME [--out DIR]
     fmu-mb demo [--fmus DIR] [--out DIR] [--time S]
+    fmu-mb linearize MODEL [--set OPTION=VALUE ...] [--at POINT] [--drive INPUT=VALUE ...] [--inputs ...]
+                     [--outputs ...] [--dt S] [--out FILE.mat|.npz]
 
 ``simulate`` takes a built FMU or the name of a model in models/: a model's FMU is built once
 into ``$FMU_MB_CACHE/cli-fmus/<model>-<key>/`` (default ``~/.cache/fmu_mb``), the key hashing the
@@ -51,6 +53,20 @@ Every FMU built also gets its FMI cross-check folder (default under OUT/cross-ch
 --cross-check DIR; --no-cross-check skips it, about 1 s per FMU):
 DIR/fmus/2.0/cs/linux64/fmu_mb/<version>/<model>/ (the FMU, _in.csv, _ref.csv, _ref.opt,
 ReadMe.md; fmu_mb.crosscheck): each reference is a run of the FMU with FMPy."""
+
+
+LINEARIZE_DESCRIPTION = """\
+The linear model of a mechanism at an operating point, from the pipeline's exact Jacobians (complex
+step: no finite differences), with its modes (natural frequency, damping ratio, largest coordinates).
+
+    fmu-mb linearize crane --set mode=torque                    # at static equilibrium
+    fmu-mb linearize crane --set mode=torque link=flexible --out crane.mat
+    fmu-mb linearize five_axis --at 0.5 --drive joint1.tau_drive=2  # the state a run reaches at 0.5 s
+    fmu-mb linearize crane --set mode=torque --dt 0.001 --out crane_1ms.npz   # discrete time, 1 ms
+
+States: coordinates, rates and friction bristle states (constrained mechanisms: the independent ones
+of the coordinate partition, paper 000 eq. 25); inputs: drive torques/forces; outputs: FMU outputs.
+Python: fmu_mb.linearization.linearize (docs/linear-models.md)."""
 
 
 #: robot description files fmu-mb build imports (fmu_mb.interop): URDF and MuJoCo's MJCF
@@ -199,6 +215,81 @@ def _sweep(args) -> int:
     failed = int((~table["status"].isin(FINISHED_OK)).sum())
     print(f"{len(table)} run(s) in {out}/table.parquet ({executed} run now, {failed} failed)")
     return 0
+
+
+def _option_value(text: str):
+    """A model option's value from the command line: an integer, a number, true/false or a word."""
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t
+
+
+def _pairs(items, what: str) -> dict:
+    out = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"{what} wants NAME=VALUE, got {item!r}", 2)
+        out[name.strip()] = value
+    return out
+
+
+def _linearize(args) -> int:
+    from .linearization import LinearizationError, linearize
+    from .registry import ModelFileError
+    options = {k.removeprefix("model."): _option_value(v) for k, v in _pairs(args.set, "--set").items()}
+    try:
+        drive = {k: float(v) for k, v in _pairs(args.drive, "--drive").items()}
+    except ValueError:
+        raise UserError("--drive wants NAME=NUMBER (an input of the model, N·m or N)", 2) from None
+    at = args.at
+    if at not in ("equilibrium", "start"):
+        try:
+            at = float(at)
+        except ValueError:
+            raise UserError(f"--at wants equilibrium, start or a time in s (got {args.at!r})", 2) from None
+    names = (lambda text: [n.strip() for n in text.split(",") if n.strip()] if text else None)
+    if args.out and Path(args.out).suffix not in (".mat", ".npz"):
+        raise UserError(f"--out: a linear model is written as .mat or .npz (got {args.out})", 2)
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise UserError(f"--out: no such folder: {Path(args.out).parent}", 2)
+    try:
+        lm = linearize(_model_file(args.model), options, at=at, drive=drive or None, inputs=names(args.inputs),
+                       outputs=names(args.outputs), dt=args.dt, method=args.method, step_size=args.step)
+    except (LinearizationError, ModelFileError, KeyError, ValueError) as exc:
+        raise UserError(one_line(exc.args[0] if isinstance(exc, KeyError) else exc), 2) from None
+    except RuntimeError as exc:
+        raise UserError(f"linearize: {one_line(exc)}", 1) from None
+    print(lm.summary(args.modes))
+    if args.out:
+        lm.save(args.out)
+        print(f"linear model: {args.out}")
+    return 0
+
+
+def _model_file(target: str) -> str:
+    """A model name or file as given; an FMU: the model file its resources carry (a Python FMU's)."""
+    if not target.endswith(".fmu"):
+        return target
+    import tempfile
+    import zipfile
+    try:
+        with zipfile.ZipFile(target) as z:
+            files = [n for n in z.namelist() if n.startswith("resources/models/") and n.endswith(".py")]
+            if not files:
+                raise UserError(f"{target}: carries no model file (a native FMU); linearize the model it was built "
+                                "from (its name or file)", 2)
+            folder = Path(tempfile.mkdtemp(prefix="fmu_mb_linearize_"))
+            z.extract(files[0], folder)
+            return str(folder / files[0])
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UserError(f"{target}: {one_line(exc)}", 2) from None
 
 
 def _report(args) -> int:
@@ -390,6 +481,29 @@ def parser() -> argparse.ArgumentParser:
                    help="magnify flexible links' deflection by X (default: automatic power of ten)")
     r.add_argument("--frames", type=int, default=150, metavar="N", help="animation frames (default: 150)")
     r.set_defaults(func=_report, parser=r)
+
+    n = sub.add_parser("linearize", help="linear model (A, B, C, D) and modes of a mechanism at an operating point",
+                       description=LINEARIZE_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    n.add_argument("model", metavar="MODEL", help=f"a model name ({', '.join(models)}), a model file (.py) or a "
+                   "Python FMU (its model file)")
+    n.add_argument("--set", nargs="+", action="extend", default=[], metavar="OPTION=VALUE",
+                   help="a model option, e.g. link=flexible n_div=10 (repeatable; default: the model's defaults)")
+    n.add_argument("--at", default="equilibrium", metavar="POINT",
+                   help="operating point: equilibrium (static, drive inputs at the holding torques; default), start "
+                        "(the FMU's start) or a time in s (the state a run from the start reaches, drive held)")
+    n.add_argument("--drive", nargs="+", action="extend", default=[], metavar="INPUT=VALUE",
+                   help="drive input values at the operating point, e.g. column.tau_drive=-40 (N·m or N; at "
+                        "equilibrium added to the holding torques)")
+    n.add_argument("--inputs", metavar="NAME,...", help="drive inputs of the model (default: all)")
+    n.add_argument("--outputs", metavar="NAME,...", help="Real outputs of the model (default: the actuated joints' q "
+                   "and qd)")
+    n.add_argument("--dt", type=_positive("--dt"), metavar="S", help="sample time of a discrete-time model: the "
+                   "co-simulation step map (default: continuous time)")
+    n.add_argument("--method", metavar="NAME", help="integrator of the step map (default: the FMU's)")
+    n.add_argument("--step", type=_positive("--step"), metavar="S", help="its internal step, s (default: the FMU's)")
+    n.add_argument("--modes", type=int, default=12, metavar="N", help="modes to list (default 12)")
+    n.add_argument("--out", metavar="FILE", help="write the model: .mat (MATLAB ss data, names, units) or .npz")
+    n.set_defaults(func=_linearize, parser=n)
 
     d = sub.add_parser("demo", help="closed-loop co-simulation: crane FMUs (reference model, plant) + PD "
                        "controller FMU", description="Closed-loop co-simulation demos in FMPy (= python -m "

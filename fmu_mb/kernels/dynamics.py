@@ -51,6 +51,7 @@ from .forces import passive_forces
 from .friction import friction_laws, load_and_gradient, normal_loads
 from .kinematics import forward_kinematics
 from .rnea import rnea
+from .scalar import carries_derivative
 
 
 @njit(cache=True, error_model="numpy")
@@ -161,7 +162,7 @@ def _newton(m, d):
                 for k in range(nf):
                     t[k] += dt[k]
                 e2 = _residual(m, d, t)
-                if e2 < err:
+                if e2 < err or carries_derivative(t):   # (a complex step keeps the step: module scalar)
                     err = e2
                     it += 1
                 else:

@@ -52,9 +52,9 @@ def _point_power(vl, w, b, px, py, pz, fx, fy, fz):
 @njit(cache=True, error_model="numpy")
 def stop_penetration(m, q, k):
     """How far coordinate k is beyond its joint stop (q − upper > 0 or q − lower < 0), else 0."""
-    if q[k] > m.dof_hi[k]:
+    if q[k].real > m.dof_hi[k]:
         return q[k] - m.dof_hi[k]
-    if q[k] < m.dof_lo[k]:
+    if q[k].real < m.dof_lo[k]:
         return q[k] - m.dof_lo[k]
     return 0.0
 

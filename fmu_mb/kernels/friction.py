@@ -15,17 +15,16 @@ Parameter slots of ``Model.dof_fric_par[d]`` (8 values):
 """
 from __future__ import annotations
 
-import math
-
 from numba import njit
 
 from ..codes import JointType, LawKind, LoadKind
+from .scalar import absval, exp, lesser, sqrt
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def reg_sign(v, eps):
     """Regularised sign v / sqrt(v² + ε²)."""
-    return v / math.sqrt(v * v + eps * eps)
+    return v / sqrt(v * v + eps * eps)
 
 
 @njit(cache=True, error_model="numpy")
@@ -35,18 +34,18 @@ def law(code, par, k, v, z):
         return par[k, 0] * reg_sign(v, par[k, 7]), par[k, 1] * v, 0.0
     if code == LawKind.STRIBECK:
         r = v / par[k, 3]
-        mag = par[k, 0] + (par[k, 2] - par[k, 0]) * math.exp(-r * r)
+        mag = par[k, 0] + (par[k, 2] - par[k, 0]) * exp(-r * r)
         return mag * reg_sign(v, par[k, 7]), par[k, 1] * v, 0.0
     if code == LawKind.DAHL:
-        sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+        sgn = 1.0 if v.real > 0.0 else (-1.0 if v.real < 0.0 else 0.0)
         base = 1.0 - par[k, 4] * z * sgn / par[k, 2]
-        mag = abs(base) ** par[k, 6]
-        zd = v * (mag if base >= 0.0 else -mag)
+        mag = absval(base) ** par[k, 6]
+        zd = v * (mag if base.real >= 0.0 else -mag)
         return par[k, 4] * z, 0.0, zd
     if code == LawKind.LUGRE:
         r = v / par[k, 3]
-        g = par[k, 0] + (par[k, 2] - par[k, 0]) * math.exp(-r * r)
-        zd = v - par[k, 4] * abs(v) * z / g
+        g = par[k, 0] + (par[k, 2] - par[k, 0]) * exp(-r * r)
+        zd = v - par[k, 4] * absval(v) * z / g
         return par[k, 4] * z + par[k, 5] * zd + par[k, 6] * v, 0.0, zd
     return 0.0, 0.0, 0.0
 
@@ -68,42 +67,42 @@ def law_slopes(code, par, k, v, z, vb):
     such choice."""
     if code == LawKind.COULOMB_VISCOUS or code == LawKind.STRIBECK:
         eps = par[k, 7]
-        den = math.sqrt(v * v + eps * eps)
+        den = sqrt(v * v + eps * eps)
         sg = v / den
         dsg = eps * eps / (den * den * den)
         if code == LawKind.COULOMB_VISCOUS:
             return par[k, 0] * dsg, par[k, 1], 0.0, 0.0, 0.0
         r = v / par[k, 3]
-        e = math.exp(-r * r)
+        e = exp(-r * r)
         mag = par[k, 0] + (par[k, 2] - par[k, 0]) * e
         dmag = (par[k, 2] - par[k, 0]) * e * (-2.0 * r / par[k, 3])
         return dmag * sg + mag * dsg, par[k, 1], 0.0, 0.0, 0.0
-    cross = v * vb < 0.0
+    cross = v.real * vb.real < 0.0
     if code == LawKind.DAHL:
-        sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else (1.0 if vb >= 0.0 else -1.0))
+        sgn = 1.0 if v.real > 0.0 else (-1.0 if v.real < 0.0 else (1.0 if vb.real >= 0.0 else -1.0))
         s0, mu, gam = par[k, 4], par[k, 2], par[k, 6]
         base = 1.0 - s0 * z * sgn / mu
-        mag = abs(base) ** gam
+        mag = absval(base) ** gam
         dzd_dz = 0.0
-        if base != 0.0:
-            dzd_dz = -abs(v) * gam * abs(base) ** (gam - 1.0) * s0 / mu
-        dzd_dv = mag if base >= 0.0 else -mag
+        if base.real != 0.0:
+            dzd_dz = -absval(v) * gam * absval(base) ** (gam - 1.0) * s0 / mu
+        dzd_dv = mag if base.real >= 0.0 else -mag
         if cross:                                   # the other side: sgn → −sgn
             other = 1.0 + s0 * z * sgn / mu
-            dzd_dv = min(dzd_dv, abs(other) ** gam if other >= 0.0 else -abs(other) ** gam)
+            dzd_dv = lesser(dzd_dv, absval(other) ** gam if other.real >= 0.0 else -absval(other) ** gam)
         return 0.0, 0.0, s0, dzd_dv, dzd_dz
     if code == LawKind.LUGRE:
         s0, s1, s2, vs = par[k, 4], par[k, 5], par[k, 6], par[k, 3]
         r = v / vs
-        e = math.exp(-r * r)
+        e = exp(-r * r)
         g = par[k, 0] + (par[k, 2] - par[k, 0]) * e
         dg = (par[k, 2] - par[k, 0]) * e * (-2.0 * r / vs)
-        av = abs(v)
-        sv = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else (1.0 if vb >= 0.0 else -1.0))
+        av = absval(v)
+        sv = 1.0 if v.real > 0.0 else (-1.0 if v.real < 0.0 else (1.0 if vb.real >= 0.0 else -1.0))
         dzd_dz = -s0 * av / g
         dzd_dv = 1.0 - s0 * z * (sv * g - av * dg) / (g * g)
         if cross:                                   # the other side: sv → −sv
-            dzd_dv = min(dzd_dv, 1.0 + s0 * z * (sv * g - av * dg) / (g * g))
+            dzd_dv = lesser(dzd_dv, 1.0 + s0 * z * (sv * g - av * dg) / (g * g))
         return s1 * dzd_dv + s2, 0.0, s0 + s1 * dzd_dz, dzd_dv, dzd_dz
     return 0.0, 0.0, 0.0, 0.0, 0.0
 
@@ -139,15 +138,15 @@ def joint_load(load_kind, geom, k, revolute, a0, a1, a2, fM, fF, b):
         return geom[k, 0]
     fm = fF[b, 0] * a0 + fF[b, 1] * a1 + fF[b, 2] * a2
     fx, fy, fz = fF[b, 0] - fm * a0, fF[b, 1] - fm * a1, fF[b, 2] - fm * a2
-    fr = math.sqrt(fx * fx + fy * fy + fz * fz)
+    fr = sqrt(fx * fx + fy * fy + fz * fz)
     if load_kind == LoadKind.JOURNAL:
         return fr * geom[k, 0] if revolute else fr
     tm = fM[b, 0] * a0 + fM[b, 1] * a1 + fM[b, 2] * a2
     mx, my, mz = fM[b, 0] - tm * a0, fM[b, 1] - tm * a1, fM[b, 2] - tm * a2
-    tr = math.sqrt(mx * mx + my * my + mz * mz)
+    tr = sqrt(mx * mx + my * my + mz * mz)
     if revolute:
-        return geom[k, 1] * (tr / geom[k, 2] + fr) + geom[k, 0] * abs(fm)
-    return tr / geom[k, 2] + fr + abs(tm) / geom[k, 0]
+        return geom[k, 1] * (tr / geom[k, 2] + fr) + geom[k, 0] * absval(fm)
+    return tr / geom[k, 2] + fr + absval(tm) / geom[k, 0]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -155,8 +154,8 @@ def _norm_perp(x, y, z, a0, a1, a2):
     """(|x − (x·a)a|, unit vector of that component, x·a)."""
     p = x * a0 + y * a1 + z * a2
     px, py, pz = x - p * a0, y - p * a1, z - p * a2
-    n = math.sqrt(px * px + py * py + pz * pz)
-    if n > 0.0:
+    n = sqrt(px * px + py * py + pz * pz)
+    if n.real > 0.0:
         return n, px / n, py / n, pz / n, p
     return 0.0, 0.0, 0.0, 0.0, p
 
@@ -178,19 +177,19 @@ def load_and_gradient(load_kind, geom, k, revolute, a0, a1, a2, W, i, dL, j):
     tr, vx, vy, vz, tm = _norm_perp(W[i, 0], W[i, 1], W[i, 2], a0, a1, a2)
     if revolute:
         Rn, Rp, Rb = geom[k, 0], geom[k, 1], geom[k, 2]
-        sm = 1.0 if fm > 0.0 else (-1.0 if fm < 0.0 else 0.0)
+        sm = 1.0 if fm.real > 0.0 else (-1.0 if fm.real < 0.0 else 0.0)
         dL[j, 0], dL[j, 1], dL[j, 2] = Rp / Rb * vx, Rp / Rb * vy, Rp / Rb * vz
         dL[j, 3] = Rp * ux + Rn * sm * a0
         dL[j, 4] = Rp * uy + Rn * sm * a1
         dL[j, 5] = Rp * uz + Rn * sm * a2
-        return Rp * (tr / Rb + fr) + Rn * abs(fm)
+        return Rp * (tr / Rb + fr) + Rn * absval(fm)
     Rn, Rb = geom[k, 0], geom[k, 2]
-    st = 1.0 if tm > 0.0 else (-1.0 if tm < 0.0 else 0.0)
+    st = 1.0 if tm.real > 0.0 else (-1.0 if tm.real < 0.0 else 0.0)
     dL[j, 0] = vx / Rb + st * a0 / Rn
     dL[j, 1] = vy / Rb + st * a1 / Rn
     dL[j, 2] = vz / Rb + st * a2 / Rn
     dL[j, 3], dL[j, 4], dL[j, 5] = ux, uy, uz
-    return tr / Rb + fr + abs(tm) / Rn
+    return tr / Rb + fr + absval(tm) / Rn
 
 
 @njit(cache=True, error_model="numpy")

@@ -14,18 +14,17 @@ function also makes calls: up to 20× slower kernels.
 """
 from __future__ import annotations
 
-import math
-
 from numba import njit
 
 from ..codes import JointType
+from .scalar import cos, sin
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def axis_rotation(a0, a1, a2, angle):
     """Rodrigues' rotation about the unit axis (a0, a1, a2) by ``angle`` (rad), row-major 9-tuple."""
-    c = math.cos(angle)
-    s = math.sin(angle)
+    c = cos(angle)
+    s = sin(angle)
     t = 1.0 - c
     return (c + a0 * a0 * t, a0 * a1 * t - a2 * s, a0 * a2 * t + a1 * s,
             a1 * a0 * t + a2 * s, c + a1 * a1 * t, a1 * a2 * t - a0 * s,

@@ -9,6 +9,8 @@ import math
 
 from numba import njit
 
+from .scalar import copysign, sqrt
+
 
 @njit(cache=True, error_model="numpy")
 def cholesky(A, n):
@@ -17,9 +19,9 @@ def cholesky(A, n):
         s = A[j, j]
         for k in range(j):
             s -= A[j, k] * A[j, k]
-        if not s > 0.0:
+        if not s.real > 0.0:
             return False
-        ljj = math.sqrt(s)
+        ljj = sqrt(s)
         A[j, j] = ljj
         for i in range(j + 1, n):
             s = A[i, j]
@@ -53,16 +55,16 @@ def pivoted_cholesky(A, n, perm, tol):
     dmax = 0.0
     for i in range(n):
         perm[i] = i
-        if A[i, i] > dmax:
-            dmax = A[i, i]
+        if A[i, i].real > dmax:
+            dmax = A[i, i].real
     if dmax <= 0.0:
         return 0
     for j in range(n):
         p = j
-        best = A[j, j]
+        best = A[j, j].real
         for i in range(j + 1, n):
-            if A[i, i] > best:
-                best = A[i, i]
+            if A[i, i].real > best:
+                best = A[i, i].real
                 p = i
         if best <= tol * dmax:
             return j
@@ -72,7 +74,7 @@ def pivoted_cholesky(A, n, perm, tol):
                 A[j, k], A[p, k] = A[p, k], A[j, k]
             for k in range(n):
                 A[k, j], A[k, p] = A[k, p], A[k, j]
-        ljj = math.sqrt(A[j, j])
+        ljj = sqrt(A[j, j])
         A[j, j] = ljj
         for i in range(j + 1, n):
             A[i, j] /= ljj
@@ -163,7 +165,7 @@ def _householder(A, k, c, m):
         s += A[i, c] * A[i, c]
     if s == 0.0:
         return 0.0
-    beta = -math.copysign(math.sqrt(alpha * alpha + s), alpha)
+    beta = -copysign(sqrt(alpha * alpha + s), alpha)
     scale = 1.0 / (alpha - beta)
     for i in range(k + 1, m):
         A[i, c] *= scale

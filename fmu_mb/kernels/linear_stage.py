@@ -106,7 +106,7 @@ def _friction_terms(m, d, v, z, h, gh):
             zv[zi] = gh * dzd_dv / den
             cz[j] = load[dj] * dc_dz
             cv += cz[j] * zv[zi]
-        if cv < 0.0:                               # a falling slope: its mode grows, leave it explicit
+        if cv.real < 0.0:                               # a falling slope: its mode grows, leave it explicit
             cv = 0.0
             cz[j] = 0.0
             if zi >= 0:
@@ -138,7 +138,7 @@ def stage_matrix(m, d, x, h, gh):
         W[k, k] += gh * m.dof_c[k]
         if m.dof_stop_k[k] > 0.0:                  # a joint stop engaged now or reached within the step
             reach = x[k] + 4.0 * gh * v[k]         # (4γh ≥ 1.17h: its stiffness and damping in the
-            if stop_penetration(m, x, k) != 0.0 or reach > m.dof_hi[k] or reach < m.dof_lo[k]:
+            if stop_penetration(m, x, k) != 0.0 or reach.real > m.dof_hi[k] or reach.real < m.dof_lo[k]:
                 K[k, k] += m.dof_stop_k[k]         # W-method Jacobian before the stage that enters it)
                 W[k, k] += gh * m.dof_stop_c[k]
     b = m.base_dof[0]

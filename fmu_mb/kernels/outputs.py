@@ -24,6 +24,7 @@ from .dynamics import state_derivative
 from .forces import elastic_energy, support_force
 from .kinematics import point_position
 from .spatial import kinetic_energy
+from .scalar import asin, lesser, sqrt
 from .uniqueness import uniqueness
 
 from ..codes import OutputKind as O
@@ -86,7 +87,7 @@ def fill_outputs(m, d, x, vr, kind, a, b, f, vals):
         elif t == O.F_NORMAL:
             fm = fF[i, 0] * ax[i, 0] + fF[i, 1] * ax[i, 1] + fF[i, 2] * ax[i, 2]
             e0, e1, e2 = fF[i, 0] - fm * ax[i, 0], fF[i, 1] - fm * ax[i, 1], fF[i, 2] - fm * ax[i, 2]
-            v = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+            v = sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         elif t == O.FRICTION_LOAD:
             v = load[i]
         elif t == O.TAU_FRICTION:
@@ -197,14 +198,14 @@ def constraint_violation(m, d, o, angle):
         if kd == RowKind.VEL:
             v = phid[k]
         elif kd == RowKind.ELLIPSE:
-            g = math.sqrt(wF[k, 0] * wF[k, 0] + wF[k, 1] * wF[k, 1] + wF[k, 2] * wF[k, 2])
-            v = phi[k] / g if g > 0.0 else phi[k]
+            g = sqrt(wF[k, 0] * wF[k, 0] + wF[k, 1] * wF[k, 1] + wF[k, 2] * wF[k, 2])
+            v = phi[k] / g if g.real > 0.0 else phi[k]
         else:
             v = phi[k]
         s += v * v
-    s = math.sqrt(s)
+    s = sqrt(s)
     if angle:
-        return math.asin(min(1.0, s))
+        return asin(lesser(1.0, s))
     return s
 
 

@@ -9,6 +9,7 @@ from .constraints import constraint_terms
 from .crba import crba
 from .kinematics import forward_kinematics
 from .linalg import chol_solve, cholesky, pivoted_cholesky
+from .scalar import carries_derivative
 
 
 @njit(cache=True, error_model="numpy")
@@ -35,7 +36,7 @@ def project(m, d, x, t, groups):
             for k in range(nc):
                 if sweep == 0 and kind[k] != RowKind.VEL and groups[group[k]] != 0:
                     err = max(err, abs(phi[k]))
-            if sweep == 0 and (err <= tol or it >= 25):
+            if sweep == 0 and ((err <= tol and (it > 0 or not carries_derivative(q))) or it >= 25):
                 perr = err                      # (the velocity sweep below recomputes err as 0)
                 break
             for i in range(nv):

@@ -12,12 +12,11 @@ orthonormal basis of null(Cᵀ), built in :func:`factor`) unless the user elimin
 """
 from __future__ import annotations
 
-import math
-
 from numba import njit
 
 from ..codes import Formulation, SolverOption
 from .linalg import chol_solve, cholesky, lu_factor, lu_solve, lu_solve_transposed
+from .scalar import sqrt
 
 
 @njit(cache=True, error_model="numpy")
@@ -100,7 +99,7 @@ def factor(m, d):
         nrm = 0.0
         for i in range(nc):
             nrm += N[i, t] * N[i, t]
-        nrm = math.sqrt(nrm)
+        nrm = sqrt(nrm)
         for i in range(nc):
             N[i, t] /= nrm
     return ratio

@@ -322,17 +322,25 @@ def shape_of(f: Field, n: dict) -> tuple:
 
 _DTYPES = {"f8": np.float64, "i8": np.int64}
 
+#: float fields a complex-step Data keeps real: run settings, statistics and tolerances, which no
+#: state or input perturbs (kernels.jacobian)
+REAL_FIELDS = RUN_FIELDS + ("fric_resid", "con_stats", "chk_pivot")
 
-def make_data(model: Model) -> Data:
-    """Allocate the per-instance work arrays for ``model`` (DATA_SCHEMA)."""
+
+def make_data(model: Model, complex_step: bool = False) -> Data:
+    """Allocate the per-instance work arrays for ``model`` (DATA_SCHEMA). ``complex_step``: the
+    float arrays that carry state-dependent values are complex128 (kernels.jacobian runs the same
+    kernels on it)."""
     n = sizes(model)
     out = {}
     for f in DATA_SCHEMA:
         shape, dtype = shape_of(f, n), _DTYPES[f.dtype]
+        if complex_step and f.dtype == "f8" and f.name not in REAL_FIELDS:
+            dtype = np.complex128
         if f.init.startswith("copy:"):
             a = np.array(getattr(model, f.init[5:]), dtype=dtype)       # a writable copy
         elif f.init == "eye":
-            a = np.tile(np.eye(3), (shape[0], 1, 1))
+            a = np.tile(np.eye(3, dtype=dtype), (shape[0], 1, 1))
         elif f.init == "ones":
             a = np.ones(shape, dtype)
         elif f.init == "arange":

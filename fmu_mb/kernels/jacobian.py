@@ -1,0 +1,153 @@
+"""Exact Jacobians of the pipeline by the complex step (kernels.scalar).
+
+``derivative_jacobian`` fills A = ∂ẋ/∂x and B = ∂ẋ/∂τ_drive of the state derivative of any
+mechanism (tree or constrained; flexible links, supports, every friction law with its
+reaction-dependent normal load and its friction ↔ reaction loop, stops), and C = ∂y/∂x, D = ∂y/∂τ
+of any FMU outputs (the spec table of kernels.outputs), at (x, t, τ): one complex evaluation of the
+pipeline per state and per input, column j = Im f(x + i·h·e_j) / h with h = 1e-30. No difference
+is formed, so every entry is exact to round-off (relative error of the step O(h²) ≈ 1e-60); an
+iterative stage (the friction loop's Newton solve) carries the derivative along and converges it
+with the value. The constrained pipeline keeps the coordinate partition of ``d`` (the real Data):
+``dc`` gets it before every column, so every column differentiates the same branch.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from ..codes import OutputKind as O
+from .constrained import constrained_derivative
+from .constraints import constraint_terms
+from .dynamics import state_derivative
+from .kinematics import forward_kinematics
+from .outputs import fill_outputs
+from .stepping import advance_constrained, advance_tree
+from .uniqueness import uniqueness
+
+#: the imaginary step (see the module docstring)
+STEP = 1e-30
+
+
+@njit(cache=True, error_model="numpy")
+def share_run_state(d, dc):
+    """Copy what a derivative evaluation reads besides its arguments from the real Data ``d`` into
+    the complex one ``dc``: run settings, body-force inputs, the coordinate partition."""
+    for k in range(d.con_off.shape[0]):
+        dc.con_off[k] = d.con_off[k]
+    for k in range(d.solver_opt.shape[0]):
+        dc.solver_opt[k] = d.solver_opt[k]
+    for k in range(d.traj_kind.shape[0]):
+        dc.traj_kind[k] = d.traj_kind[k]
+        for c in range(d.traj_time.shape[1]):
+            dc.traj_time[k, c] = d.traj_time[k, c]
+        for c in range(d.traj_par.shape[1]):
+            dc.traj_par[k, c] = d.traj_par[k, c]
+    for k in range(d.bf_val.shape[0]):
+        dc.bf_val[k] = d.bf_val[k]
+    for k in range(d.cp_rows.shape[0]):
+        dc.cp_rows[k] = d.cp_rows[k]
+    for k in range(d.cp_cols.shape[0]):
+        dc.cp_cols[k] = d.cp_cols[k]
+    dc.cp_rank[0] = d.cp_rank[0]
+    dc.cp_count[0] = d.cp_count[0]
+    dc.cp_valid[0] = d.cp_valid[0]
+    for k in range(d.con_stats.shape[0]):
+        dc.con_stats[k] = d.con_stats[k]
+
+
+@njit(cache=True, error_model="numpy")
+def _evaluate(m, d, dc, xc, t, tc, fc, vr, kind, a, b, f, yc):
+    share_run_state(d, dc)
+    if m.nc > 0:
+        constrained_derivative(m, dc, xc, t, tc, fc)
+        for k in range(kind.shape[0]):
+            if kind[k] == O.UNIQUE_JOINT or kind[k] == O.UNIQUE_CONSTRAINT:
+                uniqueness(m, dc, dc.uq_obj, dc.uq_body)
+                break
+    else:
+        state_derivative(m, dc, xc, tc, fc)
+    fill_outputs(m, dc, xc, vr, kind, a, b, f, yc)
+
+
+@njit(cache=True, error_model="numpy")
+def derivative_jacobian(m, d, dc, x, t, tau, vr, kind, a, b, f, xc, tc, fc, yc, A, B, C, D):
+    """A = ∂ẋ/∂x (nx, nx), B = ∂ẋ/∂τ (nx, nv), C = ∂y/∂x (ny, nx), D = ∂y/∂τ (ny, nv) at state x,
+    time t and driving forces τ (nv,), y the outputs of the spec table (vr, kind, a, b, f; vr
+    numbers 0..ny−1). ``d`` the real Data of the run (its partition and settings), ``dc`` a
+    complex-step Data of the same Model (compiled.make_data(model, complex_step=True)); xc, tc, fc,
+    yc complex work vectors of lengths nx, nv, nx, ny."""
+    nx, nv, ny = x.shape[0], tau.shape[0], yc.shape[0]
+    for k in range(nx):
+        xc[k] = x[k]
+    for k in range(nv):
+        tc[k] = tau[k]
+    for j in range(nx + nv):
+        if j < nx:
+            xc[j] = x[j] + 1j * STEP
+        else:
+            tc[j - nx] = tau[j - nx] + 1j * STEP
+        _evaluate(m, d, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
+        if j < nx:
+            xc[j] = x[j]
+            for i in range(nx):
+                A[i, j] = fc[i].imag / STEP
+            for i in range(ny):
+                C[i, j] = yc[i].imag / STEP
+        else:
+            tc[j - nx] = tau[j - nx]
+            for i in range(nx):
+                B[i, j - nx] = fc[i].imag / STEP
+            for i in range(ny):
+                D[i, j - nx] = yc[i].imag / STEP
+
+
+@njit(cache=True, error_model="numpy")
+def step_jacobian(m, d, dc, x, t, tau, h, dt, scheme, xc, tc, x1, Ad, Bd):
+    """Ad = ∂x⁺/∂x (nx, nx), Bd = ∂x⁺/∂τ (nx, nv) of one communication step x⁺ = Φ(x, τ) of
+    length dt from (x, t): the internal steps of size h with the scheme ``scheme`` (codes.Scheme)
+    and the remainder rule of kernels.stepping — the map a co-simulation FMU applies, so its
+    linearization is the discrete-time model at the sample time dt. The input is held over the
+    step (zero-order hold). Returns 0 if a perturbed step was refused (a non-finite state), else 1."""
+    nx, nv = x.shape[0], tau.shape[0]
+    for k in range(nv):
+        tc[k] = tau[k]
+    constrained = m.nc > 0
+    for j in range(nx + nv):
+        share_run_state(d, dc)
+        for k in range(nx):
+            x1[k] = x[k]
+        if j < nx:
+            x1[j] = x[j] + 1j * STEP
+        else:
+            tc[j - nx] = tau[j - nx] + 1j * STEP
+        if constrained:
+            ok = advance_constrained(m, dc, x1, t, tc, h, dt, scheme)
+        else:
+            ok = advance_tree(m, dc, x1, t, tc, h, dt, scheme)
+        if ok == 0:
+            return 0
+        if j < nx:
+            for i in range(nx):
+                Ad[i, j] = x1[i].imag / STEP
+        else:
+            tc[j - nx] = tau[j - nx]
+            for i in range(nx):
+                Bd[i, j - nx] = x1[i].imag / STEP
+    return 1
+
+
+@njit(cache=True, error_model="numpy")
+def constraint_rate_jacobian(m, d, dc, x, t, dirs, qc, vc, out):
+    """out[:, k] = ∂Φ̇/∂q · dirs[:, k] at state x (Φ̇ = C q̇ + Φ_t of every row, d.con_phid): how
+    the constraint rates change when the coordinates move along dirs[:, k] with the velocities held
+    (the velocity completion of a reduced state, fmu_mb.linearization.coordinates)."""
+    nv = m.nv
+    for k in range(nv):
+        vc[k] = x[nv + k]
+    for c in range(dirs.shape[1]):
+        share_run_state(d, dc)
+        for k in range(nv):
+            qc[k] = x[k] + 1j * STEP * dirs[k, c]
+        forward_kinematics(m, dc, qc, vc)
+        constraint_terms(m, dc, qc, vc, t)
+        for r in range(out.shape[0]):
+            out[r, c] = dc.con_phid[r].imag / STEP
