@@ -103,6 +103,7 @@ class LinearModel:
         frequency; ``max_frequency`` (Hz) drops faster ones. Shapes over the position states."""
         mu, V = np.linalg.eig(self.A)
         lam = mu if self.dt is None else np.log(mu.astype(complex)) / self.dt
+        lam = np.where(np.abs(lam) <= 1e-9 * max(1.0, float(np.max(np.abs(lam), initial=0.0))), 0.0, lam)
         out = []
         npos = self.n_positions
         for i in np.argsort(np.abs(lam)):
@@ -131,7 +132,14 @@ class LinearModel:
         kind = "continuous time" if self.dt is None else f"discrete time, dt = {self.dt:g} s"
         lines = [f"{self.mechanism}: {len(self.states)} states, {len(self.inputs)} inputs, {len(self.outputs)} outputs "
                  f"({kind})", f"  operating point: {self.operating_point}", f"  states: {self.coordinates}"]
-        ms = [m for m in self.modes() if m.frequency > 0]
+        modes = self.modes()
+        real = [m.eigenvalue.real for m in modes if m.eigenvalue.imag == 0]
+        ms = [m for m in modes if m.eigenvalue.imag != 0]
+        if real:
+            grows = sum(1 for r in real if r > 0)
+            lines.append("  real eigenvalues (1/s): " + ", ".join(f"{r:+.4g}" if r else "0" for r in real[:max_modes])
+                         + (f" … {len(real) - max_modes} more" if len(real) > max_modes else "")
+                         + (f" ({grows} unstable)" if grows else ""))
         if ms:
             lines.append("  modes (natural frequency, damping ratio, largest coordinates):")
             for m in ms[:max_modes]:

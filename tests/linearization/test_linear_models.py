@@ -140,3 +140,22 @@ def test_operating_point_at_a_time_of_a_run():
     assert lm.t_op == pytest.approx(0.2) and "t = 0.2 s" in lm.operating_point
     assert lm.x_op[lm.states.index("joint1.q_dot")] > 0.0          # it moved
     assert lm.u_op[lm.inputs.index("joint1.tau_drive")] == 2.0
+
+
+def test_command_line(tmp_path, capsys, fmus):
+    from fmu_mb.cli import main
+    out = tmp_path / "crane.mat"
+    assert main(["linearize", "crane", "--set", "mode=torque", "link=flexible", "--dt", "0.001", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "36 states, 3 inputs, 6 outputs (discrete time, dt = 0.001 s)" in said and "2.928 Hz" in said
+    assert scipy.io.loadmat(out)["Ts"].item() == 0.001
+    assert main(["linearize", str(fmus["five_axis"].path), "--at", "0.1", "--drive", "joint1.tau_drive=2"]) == 0
+    assert "the state at t = 0.1 s of a run" in capsys.readouterr().out
+    for argv, words in ((["crane", "--at", "nowhere"], "--at wants equilibrium"),
+                        (["crane", "--set", "mode=sideways"], "mode must be 'programmed' or 'torque'"),
+                        (["crane", "--set", "mode=torque", "--out", str(tmp_path / "a.txt")], ".mat or .npz"),
+                        (["crane", "--set", "mode=torque", "--inputs", "column.tau_drive"], "no static equilibrium"),
+                        (["five_axis", "--drive", "joint1.tau_drive=fast"], "--drive wants NAME=NUMBER"),
+                        (["nothing_here"], "no model named 'nothing_here'")):
+        assert main(["linearize", *argv]) == 2
+        assert words in capsys.readouterr().err
