@@ -69,69 +69,78 @@ def _evaluate(m, d, dc, xc, t, tc, fc, vr, kind, a, b, f, yc):
 
 
 @njit(cache=True, error_model="numpy")
-def derivative_jacobian(m, d, dc, x, t, tau, vr, kind, a, b, f, xc, tc, fc, yc, A, B, C, D):
-    """A = ∂ẋ/∂x (nx, nx), B = ∂ẋ/∂τ (nx, nv), C = ∂y/∂x (ny, nx), D = ∂y/∂τ (ny, nv) at state x,
-    time t and driving forces τ (nv,), y the outputs of the spec table (vr, kind, a, b, f; vr
-    numbers 0..ny−1). ``d`` the real Data of the run (its partition and settings), ``dc`` a
-    complex-step Data of the same Model (compiled.make_data(model, complex_step=True)); xc, tc, fc,
-    yc complex work vectors of lengths nx, nv, nx, ny."""
-    nx, nv, ny = x.shape[0], tau.shape[0], yc.shape[0]
+def derivative_jacobian(m, d, dc, x, t, tau, inputs, vr, kind, a, b, f, xc, tc, fc, yc, A, B, C, D):
+    """A = ∂ẋ/∂x (nx, nx), B = ∂ẋ/∂τ_inputs (nx, ni), C = ∂y/∂x (ny, nx), D = ∂y/∂τ_inputs (ny, ni) at
+    state x, time t and driving forces τ (nv,); ``inputs`` the coordinates whose drive is an input
+    (int64, ni), y the outputs of the spec table (vr, kind, a, b, f; vr numbers 0..ny−1). The energy
+    counters' columns are left zero (nothing depends on them). ``d`` the real Data of the run (its
+    partition and settings), ``dc`` a complex-step Data of the same Model (compiled.make_data(model,
+    complex_step=True)); xc, tc, fc, yc complex work vectors of lengths nx, nv, nx, ny."""
+    nx, nv, ny, ni = x.shape[0], tau.shape[0], yc.shape[0], inputs.shape[0]
+    ns = 2 * m.nv + m.nz
     for k in range(nx):
         xc[k] = x[k]
     for k in range(nv):
         tc[k] = tau[k]
-    for j in range(nx + nv):
-        if j < nx:
+    for j in range(ns + ni):
+        if j < ns:
             xc[j] = x[j] + 1j * STEP
         else:
-            tc[j - nx] = tau[j - nx] + 1j * STEP
+            tc[inputs[j - ns]] = tau[inputs[j - ns]] + 1j * STEP
         _evaluate(m, d, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
-        if j < nx:
+        if j < ns:
             xc[j] = x[j]
             for i in range(nx):
                 A[i, j] = fc[i].imag / STEP
             for i in range(ny):
                 C[i, j] = yc[i].imag / STEP
         else:
-            tc[j - nx] = tau[j - nx]
+            k = inputs[j - ns]
+            tc[k] = tau[k]
             for i in range(nx):
-                B[i, j - nx] = fc[i].imag / STEP
+                B[i, j - ns] = fc[i].imag / STEP
             for i in range(ny):
-                D[i, j - nx] = yc[i].imag / STEP
+                D[i, j - ns] = yc[i].imag / STEP
 
 
 @njit(cache=True, error_model="numpy")
-def step_jacobian(m, d, dc, x, t, tau, h, dt, scheme, xc, tc, x1, Ad, Bd):
-    """Ad = ∂x⁺/∂x (nx, nx), Bd = ∂x⁺/∂τ (nx, nv) of one communication step x⁺ = Φ(x, τ) of
+def step_jacobian(m, d, dc, x, t, tau, inputs, h, dt, scheme, xc, tc, x1, Ad, Bd):
+    """Ad = ∂x⁺/∂x (nx, nx), Bd = ∂x⁺/∂τ_inputs (nx, ni) of one communication step x⁺ = Φ(x, τ) of
     length dt from (x, t): the internal steps of size h with the scheme ``scheme`` (codes.Scheme)
     and the remainder rule of kernels.stepping — the map a co-simulation FMU applies, so its
     linearization is the discrete-time model at the sample time dt. The input is held over the
-    step (zero-order hold). Returns 0 if a perturbed step was refused (a non-finite state), else 1."""
-    nx, nv = x.shape[0], tau.shape[0]
+    step (zero-order hold). The energy counters only accumulate (E⁺ = E + ∫P dt, nothing depends on them):
+    their columns are the identity's. Returns 0 if a perturbed step was refused (a non-finite state),
+    else 1."""
+    nx, nv, ni = x.shape[0], tau.shape[0], inputs.shape[0]
+    ns = 2 * m.nv + m.nz
     for k in range(nv):
         tc[k] = tau[k]
     constrained = m.nc > 0
-    for j in range(nx + nv):
+    for j in range(ns + ni):
         share_run_state(d, dc)
         for k in range(nx):
             x1[k] = x[k]
-        if j < nx:
+        if j < ns:
             x1[j] = x[j] + 1j * STEP
         else:
-            tc[j - nx] = tau[j - nx] + 1j * STEP
+            tc[inputs[j - ns]] = tau[inputs[j - ns]] + 1j * STEP
         if constrained:
             ok = advance_constrained(m, dc, x1, t, tc, h, dt, scheme)
         else:
             ok = advance_tree(m, dc, x1, t, tc, h, dt, scheme)
         if ok == 0:
             return 0
-        if j < nx:
+        if j < ns:
             for i in range(nx):
                 Ad[i, j] = x1[i].imag / STEP
         else:
-            tc[j - nx] = tau[j - nx]
+            tc[inputs[j - ns]] = tau[inputs[j - ns]]
             for i in range(nx):
-                Bd[i, j - nx] = x1[i].imag / STEP
+                Bd[i, j - ns] = x1[i].imag / STEP
+    for j in range(ns, nx):
+        for i in range(nx):
+            Ad[i, j] = 1.0 if i == j else 0.0
     return 1
 
 

@@ -178,11 +178,11 @@ def _equilibrium(cm, sim, q, in_dofs, u) -> str:
     xdot = sim.evaluate().copy()
     cs = ComplexStep(sim)
     coords = state_coordinates(sim, cs, x, t)
-    _, B, _, _ = cs.continuous(x, t, sim.tau_drive)
+    _, B, _, _ = cs.continuous(x, t, sim.tau_drive, inputs=in_dofs)
     nv = cm.model.nv
     rates = [i for i, r in enumerate(coords.rows) if nv <= r < 2 * nv]
     a = xdot[coords.rows[rates]]
-    Br = B[coords.rows[rates]][:, in_dofs]
+    Br = B[coords.rows[rates]]
     hold = np.linalg.lstsq(Br, -a, rcond=None)[0] if in_dofs.size else np.zeros(0)
     left = a + Br @ hold
     scale = max(1.0, float(np.max(np.abs(a)))) if a.size else 1.0
@@ -221,16 +221,16 @@ def _linear_model(name, cm, sim, options, in_names, in_units, in_dofs, out_names
     xdot = sim.evaluate().copy()                     # the pipeline at x (also the partition there)
     cs = ComplexStep(sim)
     coords: StateCoordinates = state_coordinates(sim, cs, x, t)
-    A, B, C, D = cs.continuous(x, t, tau, sources)
+    A, B, C, D = cs.continuous(x, t, tau, sources, in_dofs)
     y = sim.read(sources) if sources else np.zeros(0)
     rows, T = coords.rows, coords.T
     if dt is None:
-        Ar, Br = A[rows][:, :n] @ T, B[rows][:, in_dofs]
+        Ar, Br = A[rows][:, :n] @ T, B[rows]
     else:
         scheme = Scheme(METHODS[sim.method].scheme)
-        Ad, Bd = cs.step(x, t, tau, sim.h, float(dt), scheme)
-        Ar, Br = Ad[rows][:, :n] @ T, Bd[rows][:, in_dofs]
-    Cr, Dr = C[:, :n] @ T, D[:, in_dofs]
+        Ad, Bd = cs.step(x, t, tau, sim.h, float(dt), scheme, in_dofs)
+        Ar, Br = Ad[rows][:, :n] @ T, Bd[rows]
+    Cr, Dr = C[:, :n] @ T, D
     npos = int(np.sum(rows < nv))
     return LinearModel(Ar, Br, Cr, Dr, None if dt is None else float(dt), coords.names, coords.units,
                        in_names, in_units, out_names, out_units, x[rows], tau[in_dofs], y, xdot[rows], t, name,

@@ -22,7 +22,8 @@ def column(f, x: np.ndarray, j: int, scale: float) -> tuple[np.ndarray, np.ndarr
 
 
 def scales(model, x: np.ndarray) -> np.ndarray:
-    """A step scale per state component (module docstring); 0 for the energies (nothing depends on them)."""
+    """A step scale per state component (module docstring); the energy counters 1 (nothing should depend on
+    them: their columns must come out zero)."""
     nv, nz = model.nv, model.nz
     s = np.maximum(1.0, np.abs(x))
     for k in range(nv):
@@ -34,7 +35,7 @@ def scales(model, x: np.ndarray) -> np.ndarray:
         zi = model.dof_fric_z[k]
         if zi >= 0:
             s[2 * nv + zi] = par[2] / par[4]
-    s[2 * nv + nz:] = 0.0
+    s[2 * nv + nz:] = 1.0
     return s
 
 
