@@ -159,3 +159,58 @@ def test_command_line(tmp_path, capsys, fmus):
                         (["nothing_here"], "no model named 'nothing_here'")):
         assert main(["linearize", *argv]) == 2
         assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name,options,drive", [
+    ("five_axis", {"friction": "stribeck"}, {"joint1.tau_drive": 2.0, "joint4.tau_drive": -0.5}),
+    ("crane", {"mode": "torque", "link": "flexible"}, {"column.tau_drive": -400.0}),
+])
+def test_discrete_model_equals_differences_of_the_fmus_step(fmus, name, options, drive):
+    """The discrete-time B at the 10 ms step equals central differences of the Python FMU's own doStep
+    through fmi2GetFMUstate/SetFMUstate (inputs ± 1e-2·max(1, |u|), outputs q, qd), from the state the
+    FMU and the linearization both reach at 0.1 s under the same drive (same kernels, same internal
+    steps: the same state bit for bit)."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+    lm = linearize(name, options, at=0.1, drive=drive, dt=0.01,
+                   outputs=[f"{j}.{s}" for j in ("column", "jib", "arm") for s in ("q", "qd")]
+                   if name == "crane" else None)
+    path = fmus[name].path
+    md = read_model_description(str(path))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    fmu = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)), modelIdentifier=md.coSimulation.modelIdentifier,
+                    instanceName="fd")
+    fmu.instantiate()
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    module = registry.load(name)
+    for key, value in options.items():
+        fmu.setInteger([vr[f"model.{key}"]], [module.OPTIONS[key].values.index(value)])
+    fmu.exitInitializationMode()
+    ins = [vr[n] for n in lm.inputs]
+    u0 = np.array([drive.get(n, 0.0) for n in lm.inputs])
+    fmu.setReal(ins, list(u0))
+    for k in range(10):
+        fmu.doStep(currentCommunicationPoint=k * 0.01, communicationStepSize=0.01)
+    states = [s for s in lm.states if not s.startswith("base.") and ".sde" not in s]
+    rows = [lm.states.index(s) for s in states]
+    outs = [vr[s.replace("_dot", "d") if s.endswith(".q_dot") else s] for s in states]
+    assert np.allclose(np.array(fmu.getReal(outs)), lm.x_op[rows], rtol=0, atol=0)      # the same state
+    saved = fmu.getFMUstate()
+    Bfd = np.zeros((len(rows), len(ins)))
+    for j in range(len(ins)):
+        h = 1e-2 * max(1.0, abs(u0[j]))
+        ends = []
+        for sign in (1.0, -1.0):
+            fmu.setFMUstate(saved)
+            u = u0.copy()
+            u[j] += sign * h
+            fmu.setReal(ins, list(u))
+            fmu.doStep(currentCommunicationPoint=0.1, communicationStepSize=0.01)
+            ends.append(np.array(fmu.getReal(outs)))
+        Bfd[:, j] = (ends[0] - ends[1]) / (2 * h)
+    fmu.freeFMUstate(saved)
+    fmu.terminate()
+    fmu.freeInstance()
+    B = lm.B[rows]
+    assert np.max(np.abs(B - Bfd)) <= 1e-6 * np.max(np.abs(Bfd)), np.max(np.abs(B - Bfd)) / np.max(np.abs(Bfd))
