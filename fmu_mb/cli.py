@@ -9,7 +9,7 @@
     fmu-mb scenario NAME [--out DIR]
     fmu-mb demo [--fmus DIR] [--out DIR] [--time S]
     fmu-mb linearize MODEL [--set OPTION=VALUE ...] [--at POINT] [--drive INPUT=VALUE ...] [--inputs ...]
-                     [--outputs ...] [--dt S] [--out FILE.mat|.npz]
+                     [--outputs ...] [--dt S] [--out FILE.mat|.npz] [--report PAGE.html]
 
 ``simulate`` takes a built FMU or the name of a model in models/: a model's FMU is built once
 into ``$FMU_MB_CACHE/cli-fmus/<model>-<key>/`` (default ``~/.cache/fmu_mb``), the key hashing the
@@ -63,6 +63,7 @@ step: no finite differences), with its modes (natural frequency, damping ratio, 
     fmu-mb linearize crane --set mode=torque link=flexible --out crane.mat
     fmu-mb linearize five_axis --at 0.5 --drive joint1.tau_drive=2  # the state a run reaches at 0.5 s
     fmu-mb linearize crane --set mode=torque --dt 0.001 --out crane_1ms.npz   # discrete time, 1 ms
+    fmu-mb linearize crane --set mode=torque link=flexible --report crane_modes.html   # modes animated, poles, Bode
 
 States: coordinates, rates and friction bristle states (constrained mechanisms: the independent ones
 of the coordinate partition, paper 000 eq. 25); inputs: drive torques/forces; outputs: FMU outputs.
@@ -257,8 +258,9 @@ def _linearize(args) -> int:
     names = (lambda text: [n.strip() for n in text.split(",") if n.strip()] if text else None)
     if args.out and Path(args.out).suffix not in (".mat", ".npz"):
         raise UserError(f"--out: a linear model is written as .mat or .npz (got {args.out})", 2)
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise UserError(f"--out: no such folder: {Path(args.out).parent}", 2)
+    for f, what in ((args.out, "--out"), (args.report, "--report")):
+        if f and not Path(f).resolve().parent.is_dir():
+            raise UserError(f"{what}: no such folder: {Path(f).parent}", 2)
     try:
         lm = linearize(_model_file(args.model), options, at=at, drive=drive or None, inputs=names(args.inputs),
                        outputs=names(args.outputs), dt=args.dt, method=args.method, step_size=args.step)
@@ -270,6 +272,16 @@ def _linearize(args) -> int:
     if args.out:
         lm.save(args.out)
         print(f"linear model: {args.out}")
+    if args.report:
+        from .report import ReportError
+        from .report.modes import write_modes_report
+        try:
+            page = write_modes_report(_model_file(args.model), options, args.report, at=at, drive=drive or None,
+                                      inputs=names(args.inputs), outputs=names(args.outputs), dt=args.dt,
+                                      method=args.method, step_size=args.step)
+        except (ReportError, LinearizationError) as exc:
+            raise UserError(one_line(exc), 2) from None
+        print(f"report: {page} ({page.stat().st_size / 1e6:.1f} MB, self-contained)")
     return 0
 
 
@@ -503,6 +515,8 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("--step", type=_positive("--step"), metavar="S", help="its internal step, s (default: the FMU's)")
     n.add_argument("--modes", type=int, default=12, metavar="N", help="modes to list (default 12)")
     n.add_argument("--out", metavar="FILE", help="write the model: .mat (MATLAB ss data, names, units) or .npz")
+    n.add_argument("--report", metavar="PAGE", help="write an HTML page: the modes animated in the 3D view, the pole "
+                   "map and Bode plots from the inputs to the outputs (fmu_mb.report.modes)")
     n.set_defaults(func=_linearize, parser=n)
 
     d = sub.add_parser("demo", help="closed-loop co-simulation: crane FMUs (reference model, plant) + PD "

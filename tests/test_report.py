@@ -277,3 +277,11 @@ def test_robot_files_report_plays_in_headless_chromium(robot_run, tmp_path):
     """A URDF robot's and an MJCF model's run (their models drawn from the FMU's model file)."""
     _, _, csv, name = robot_run
     _plays_in_chromium(write_report(csv, tmp_path / f"{name}.html"), f"report_{name}", 3)
+
+
+@SKIP_BROWSER
+def test_modes_page_plays_in_headless_chromium(tmp_path):
+    """fmu-mb linearize --report's page (fmu_mb.report.modes): the first mode's animation plays."""
+    from fmu_mb.report.modes import write_modes_report
+    page = write_modes_report("crane", {"mode": "torque", "link": "flexible"}, tmp_path / "crane_modes.html", modes=3)
+    _plays_in_chromium(page, "modes_crane", 5)

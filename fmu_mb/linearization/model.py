@@ -22,6 +22,7 @@ class Mode:
     damping: float               # ζ = −Re λ / |λ| (1 for a real decaying λ, −1 growing, nan at λ = 0)
     shape: np.ndarray            # complex amplitudes of the position states, largest = 1 (real)
     names: list                  # their state names
+    vector: np.ndarray = None    # the whole eigenvector (every state), scaled as ``shape``
 
     @property
     def damped_frequency(self) -> float:
@@ -110,16 +111,17 @@ class LinearModel:
             l = complex(lam[i])
             if l.imag < -1e-12 * max(1.0, abs(l)):
                 continue                                   # the conjugate of a mode already listed
-            shape = V[:npos, i].astype(complex)
-            big = np.argmax(np.abs(shape)) if npos else 0
-            if npos and abs(shape[big]) > 0:
-                shape = shape / shape[big]
+            vector = V[:, i].astype(complex)
+            big = np.argmax(np.abs(vector[:npos])) if npos else 0
+            if npos and abs(vector[big]) > 0:
+                vector = vector / vector[big]
+            shape = vector[:npos]
             w = abs(l)
             zeta = float("nan") if w == 0 else -l.real / w
             f = w / (2 * np.pi)
             if max_frequency is not None and f > max_frequency:
                 continue
-            out.append(Mode(l, f, zeta, shape, self.states[:npos]))
+            out.append(Mode(l, f, zeta, shape, self.states[:npos], vector))
         return out
 
     def mode_motion(self, mode: Mode) -> np.ndarray:

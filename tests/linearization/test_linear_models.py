@@ -214,3 +214,16 @@ def test_discrete_model_equals_differences_of_the_fmus_step(fmus, name, options,
     fmu.freeInstance()
     B = lm.B[rows]
     assert np.max(np.abs(B - Bfd)) <= 1e-6 * np.max(np.abs(Bfd)), np.max(np.abs(B - Bfd)) / np.max(np.abs(Bfd))
+
+
+def test_modes_page(tmp_path, capsys):
+    """fmu-mb linearize --report: one animated 3D view per mode (the jib bends in its bending modes), the
+    pole map and the Bode plots; played in Chromium by tests/test_report.py's helper below."""
+    from fmu_mb.cli import main
+    page = tmp_path / "crane_modes.html"
+    assert main(["linearize", "crane", "--set", "mode=torque", "link=flexible", "--report", str(page)]) == 0
+    assert "report:" in capsys.readouterr().out
+    text = page.read_text()
+    for words in ("Mode 1: 0.3623 Hz", "Mode 2: 2.928 Hz", "ζ = 0.0018", "Poles", "Frequency response",
+                  "column.tau_drive \\u2192 column.q", "deflection magnified"):
+        assert words in text, words
