@@ -41,6 +41,15 @@ def _setup(model, options: dict, method: str | None, step_size: float | None):
     else:
         name, path = registry.locate(model)
         module = registry.load_file(path, name)
+        known = getattr(module, "OPTIONS", None)
+        if known is not None:                          # the ranges an FMU's parameters enforce
+            for key, value in options.items():
+                if key not in known:
+                    raise LinearizationError(f"'{name}' has no option {key!r} (options: {', '.join(known) or 'none'})")
+                try:
+                    options[key] = known[key].check(key, value)
+                except (ValueError, TypeError) as exc:
+                    raise LinearizationError(str(exc)) from None
         mech = registry.build_checked(module, path, **options)
         meta = getattr(module, "FMU", {})
     cm = compile_mechanism(mech)

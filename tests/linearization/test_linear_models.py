@@ -123,10 +123,19 @@ def test_drive_input_names_are_the_fmus():
     (dict(drive=[1.0]), "drive needs 5 values"),
     (dict(drive={"joint1.tau_drive": float("nan")}), "finite"),
     (dict(at="state", q=[0.0]), "q needs 5 values"),
+    (dict(options={"stiffness": 3}), "has no option 'stiffness'"),
+    (dict(options={"friction": "glue"}), "parameter 'friction' must be one of"),
 ])
 def test_refusals_say_why(kwargs, match):
     with pytest.raises(LinearizationError, match=match):
         linearize("five_axis", **kwargs)
+
+
+def test_option_ranges_are_the_fmus():
+    with pytest.raises(LinearizationError, match=r"parameter 'n_div' must be an integer in \[1, 40\]"):
+        linearize("crane", {"link": "flexible", "n_div": 0})
+    with pytest.raises(LinearizationError, match=r"parameter 'damping' must be a finite number"):
+        linearize("crane", {"damping": float("nan")})
 
 
 def test_no_equilibrium_is_refused_with_the_joint_named():
