@@ -160,3 +160,6 @@ class OutputKind(IntEnum):
     REDUNDANCY = 25
     REPARTITIONS = 26
     WORK_CONSTRAINTS = 27
+    POINT_VELOCITY = 28         # world velocity of a point
+    FRAME_ROTATION = 29         # entry of the rotation matrix world ← frame of a point's link (row-major)
+    FRAME_ANGULAR_VELOCITY = 30  # world angular velocity of a point's link

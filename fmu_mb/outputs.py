@@ -153,6 +153,13 @@ CATALOGUE = (
            "force of support {n} on the base, world {axis}{linearized}", _support),
     Output("point", OutputKind.POINT, "point", "{s}.r[{k}]", "Real", "m", "position of point {s}, world {axis}",
            _point),
+    Output("point_v", OutputKind.POINT_VELOCITY, "point", "{s}.v[{k}]", "Real", "m/s",
+           "velocity of point {s}, world {axis}", _point),
+    Output("point_w", OutputKind.FRAME_ANGULAR_VELOCITY, "point", "{s}.w[{k}]", "Real", "rad/s",
+           "angular velocity of the link of point {s}, world {axis}", _point),
+    Output("point_R", OutputKind.FRAME_ROTATION, "point", "{s}.R[{k}]", "Real", "1",
+           "orientation of the link of point {s}: rotation matrix world ← link frame, row {row}, column {col} "
+           "(row-major)", _point),
     Output("deflection", OutputKind.DEFLECTION, "beam", "{s}.deflection[{k}]", "Real", "m",
            "tip deflection of link {s} from its undeformed shape, link-root frame {axis} (0 when rigid)", _beam),
     Output("kinetic", OutputKind.KINETIC, "mechanism", "energy.kinetic", "Real", "J", "kinetic energy", _none),
@@ -246,7 +253,8 @@ def expand(cm, constraints=(), programmed: bool = False) -> list:
     fmi.interface.constraint_union); programmed: whether any is a programmed constraint. Order:
     coordinates (q, qd), tau_required, joint reactions, axis loads and friction, uniqueness and
     constraint reactions/violations, rank/redundancy, supports, points, beams, energies, solver
-    counters (stable: value references of existing outputs do not move)."""
+    counters, then the points' velocity, angular velocity and orientation (their link's frame: the tool
+    frames a controller reads; stable: value references of existing outputs do not move)."""
     has_con = bool(constraints)
     B = BY_KEY
     vs = _coordinate_vars(cm, ("q", "qd"))
@@ -294,4 +302,11 @@ def expand(cm, constraints=(), programmed: bool = False) -> list:
                                    "friction_failures")]
     if has_con:
         vs += [_scalar(B["work_constraints"]), _scalar(B["repartitions"])]
+    for name in cm.points:                     # the tool frames' velocity and orientation (after the older outputs:
+        vs += _vector_vars(B["point_v"], name, dict(s=name), dict(s=name))       # their value references stay)
+        vs += _vector_vars(B["point_w"], name, dict(s=name), dict(s=name))
+        o = B["point_R"]
+        vs += [_var(o, o.name.format(s=name, k=k + 1), o.unit, o.description.format(s=name, row=k // 3 + 1,
+                                                                                      col=k % 3 + 1), name, k)
+               for k in range(9)]
     return vs

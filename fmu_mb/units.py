@@ -27,6 +27,7 @@ UNITS = {
     "N.s/m": ({"kg": 1, "s": -1}, {}),
     "1/s": ({"s": -1}, {}),
     "1/s2": ({"s": -2}, {}),
+    "1": ({}, {}),                  # dimensionless (rotation-matrix entries)
 }
 
 #: display unit people expect for a unit (FMI displayUnit attribute)

@@ -22,7 +22,7 @@ from numba import njit
 from .constrained import constrained_derivative
 from .dynamics import state_derivative
 from .forces import elastic_energy, support_force
-from .kinematics import point_position
+from .kinematics import point_position, point_velocity
 from .spatial import kinetic_energy
 from .scalar import asin, lesser, sqrt
 from .uniqueness import uniqueness
@@ -104,6 +104,13 @@ def fill_outputs(m, d, x, vr, kind, a, b, f, vals):
         elif t == O.POINT:
             px, py, pz = point_position(oR, op, i, f[k, 0], f[k, 1], f[k, 2])
             v = px if j == 0 else (py if j == 1 else pz)
+        elif t == O.POINT_VELOCITY:
+            px, py, pz = point_velocity(oR, w, vl, i, f[k, 0], f[k, 1], f[k, 2])
+            v = px if j == 0 else (py if j == 1 else pz)
+        elif t == O.FRAME_ROTATION:
+            v = oR[i, j // 3, j % 3]
+        elif t == O.FRAME_ANGULAR_VELOCITY:
+            v = oR[i, j, 0] * w[i, 0] + oR[i, j, 1] * w[i, 1] + oR[i, j, 2] * w[i, 2]
         elif t == O.DEFLECTION:
             v = beam_deflection(oR, op, i, int(f[k, 0]), f[k, 1], f[k, 2], j) if i >= 0 else 0.0
         elif t == O.KINETIC:

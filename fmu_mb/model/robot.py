@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .constraints import GROUND, CutJoint
-from .description import Beam, Body, Joint, Mechanism, Support
+from .description import Beam, Body, Joint, Mechanism, Point, Support
 from .friction import CoulombViscous, FixedLoad, Friction, Journal, LuGre
 
 #: URDF joint types (and MJCF's ball and free) and the fmu_mb joint kind each becomes
@@ -320,6 +320,8 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
     support). friction: "urdf", "lugre" or "none", limits: "stops" or "none" (module doc). passive: names of moving joints
     without a drive input. flexible: FlexibleLink (or its fields as a dict) per flexible link.
     cuts: a CutJoint (or its fields as a dict) per loop closure (MJCF's connect and weld equalities).
+    Every leaf link (no child joint) gets a Point of its name at its frame's origin (a flexible leaf: at
+    its tip): the tool frames whose position, velocity, angular velocity and orientation its FMUs output.
     """
     links = [lk if isinstance(lk, RobotLink) else RobotLink(*lk) for lk in links]
     joints = [j if isinstance(j, RobotJoint) else RobotJoint(**j) for j in joints]
@@ -387,5 +389,9 @@ def build_robot(name: str, links, joints, root: str, base: str = "fixed", fricti
                            armature=j.armature if moving else 0.0, spring=j.spring if moving else None))
             add_below(j.child)
     add_below(root)
+    for lk in links:                        # tool frames: each leaf link's frame (a flexible one's tip) is a point,
+        if lk.name != root and not children.get(lk.name):       # whose pose and velocity the FMU outputs
+            tip = (float(beams[lk.name].length), 0.0, 0.0) if lk.name in beams else (0.0, 0.0, 0.0)
+            mech.points.append(Point(lk.name, lk.name, tip))
     mech.constraints += [c if isinstance(c, CutJoint) else CutJoint(**c) for c in cuts]
     return mech

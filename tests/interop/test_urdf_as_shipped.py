@@ -107,6 +107,27 @@ def test_shipped_urdf_imports_and_falls_as_pinocchio(rel):
     assert np.max(np.abs(sim.q - ref.y[:n, -1])) <= TOL
     moved = np.max(np.abs(ref.y[:n, -1] - q0))
     assert moved > 1e-5 or moved < 1e-12              # it fell (the hanging pendulums start at rest: they stay)
+    _tool_frames_equal_pinocchios(cm, sim, pm, pd, pin_q, P, data)
+
+
+def _tool_frames_equal_pinocchios(cm, sim, pm, pd, pin_q, P, data):
+    """Every leaf link is a tool frame (a point of its name): its position, orientation, velocity and
+    angular velocity outputs equal Pinocchio's frame placement and LOCAL_WORLD_ALIGNED velocity."""
+    raw = {ours: theirs for theirs, ours in data["link_ids"].items()}
+    assert cm.points and all(name in raw for name in cm.points)
+    sources = [(key, name, k) for name in cm.points for key, n in (("point", 3), ("point_R", 9), ("point_v", 3),
+                                                                 ("point_w", 3)) for k in range(n)]
+    sim.evaluate()
+    got = sim.read(sources).reshape(len(cm.points), 18)
+    q, v = pin_q(sim.q), P @ sim.qd
+    pin.forwardKinematics(pm, pd, q, v)
+    pin.updateFramePlacements(pm, pd)
+    for row, name in zip(got, cm.points):
+        fid = pm.getFrameId(raw[name], pin.BODY)
+        M = pd.oMf[fid]
+        vel = pin.getFrameVelocity(pm, pd, fid, pin.LOCAL_WORLD_ALIGNED)
+        ref = np.r_[M.translation, M.rotation.ravel(), vel.linear, vel.angular]
+        assert np.max(np.abs(row - ref)) <= 1e-9 * max(1.0, np.max(np.abs(ref))), name
 
 
 # ----------------------------------------------------------------------------- repairs
