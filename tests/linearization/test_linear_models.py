@@ -161,7 +161,7 @@ def test_command_line(tmp_path, capsys, fmus):
     assert main(["linearize", str(fmus["five_axis"].path), "--at", "0.1", "--drive", "joint1.tau_drive=2"]) == 0
     assert "the state at t = 0.1 s of a run" in capsys.readouterr().out
     for argv, words in ((["crane", "--at", "nowhere"], "--at wants equilibrium"),
-                        (["crane", "--set", "mode=sideways"], "mode must be 'programmed' or 'torque'"),
+                        (["crane", "--set", "mode=sideways"], "parameter 'mode' must be one of 0 = programmed, 1 = torque"),
                         (["crane", "--set", "mode=torque", "--out", str(tmp_path / "a.txt")], ".mat or .npz"),
                         (["crane", "--set", "mode=torque", "--inputs", "column.tau_drive"], "no static equilibrium"),
                         (["five_axis", "--drive", "joint1.tau_drive=fast"], "--drive wants NAME=NUMBER"),
