@@ -106,7 +106,7 @@ def _friction_terms(m, d, v, z, h, gh):
             zv[zi] = gh * dzd_dv / den
             cz[j] = load[dj] * dc_dz
             cv += cz[j] * zv[zi]
-        if cv.real < 0.0:                               # a falling slope: its mode grows, leave it explicit
+        if cv.real < 0.0:                          # a falling slope: its mode grows, leave it explicit
             cv = 0.0
             cz[j] = 0.0
             if zi >= 0:
