@@ -261,35 +261,37 @@ def _linearize(args) -> int:
     for f, what in ((args.out, "--out"), (args.report, "--report")):
         if f and not Path(f).resolve().parent.is_dir():
             raise UserError(f"{what}: no such folder: {Path(f).parent}", 2)
-    try:
-        lm = linearize(_model_file(args.model), options, at=at, drive=drive or None, inputs=names(args.inputs),
-                       outputs=names(args.outputs), dt=args.dt, method=args.method, step_size=args.step)
-    except (LinearizationError, ModelFileError, KeyError, ValueError) as exc:
-        raise UserError(one_line(exc.args[0] if isinstance(exc, KeyError) else exc), 2) from None
-    except RuntimeError as exc:
-        raise UserError(f"linearize: {one_line(exc)}", 1) from None
-    print(lm.summary(args.modes))
-    if args.out:
-        lm.save(args.out)
-        print(f"linear model: {args.out}")
-    if args.report:
-        from .report import ReportError
-        from .report.modes import write_modes_report
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="fmu_mb_linearize_") as folder:
+        model = _model_file(args.model, Path(folder))
+        kwargs = dict(at=at, drive=drive or None, inputs=names(args.inputs), outputs=names(args.outputs), dt=args.dt,
+                      method=args.method, step_size=args.step)
         try:
-            page = write_modes_report(_model_file(args.model), options, args.report, at=at, drive=drive or None,
-                                      inputs=names(args.inputs), outputs=names(args.outputs), dt=args.dt,
-                                      method=args.method, step_size=args.step)
-        except (ReportError, LinearizationError) as exc:
-            raise UserError(one_line(exc), 2) from None
-        print(f"report: {page} ({page.stat().st_size / 1e6:.1f} MB, self-contained)")
+            lm = linearize(model, options, **kwargs)
+        except (LinearizationError, ModelFileError, KeyError, ValueError) as exc:
+            raise UserError(one_line(exc.args[0] if isinstance(exc, KeyError) else exc), 2) from None
+        except RuntimeError as exc:
+            raise UserError(f"linearize: {one_line(exc)}", 1) from None
+        print(lm.summary(args.modes))
+        if args.out:
+            lm.save(args.out)
+            print(f"linear model: {args.out}")
+        if args.report:
+            from .report import ReportError
+            from .report.modes import write_modes_report
+            try:
+                page = write_modes_report(model, options, args.report, **kwargs)
+            except (ReportError, LinearizationError) as exc:
+                raise UserError(one_line(exc), 2) from None
+            print(f"report: {page} ({page.stat().st_size / 1e6:.1f} MB, self-contained)")
     return 0
 
 
-def _model_file(target: str) -> str:
-    """A model name or file as given; an FMU: the model file its resources carry (a Python FMU's)."""
+def _model_file(target: str, folder: Path) -> str:
+    """A model name or file as given; an FMU: the model file its resources carry (a Python FMU's), extracted
+    into ``folder``."""
     if not target.endswith(".fmu"):
         return target
-    import tempfile
     import zipfile
     try:
         with zipfile.ZipFile(target) as z:
@@ -297,7 +299,6 @@ def _model_file(target: str) -> str:
             if not files:
                 raise UserError(f"{target}: carries no model file (a native FMU); linearize the model it was built "
                                 "from (its name or file)", 2)
-            folder = Path(tempfile.mkdtemp(prefix="fmu_mb_linearize_"))
             z.extract(files[0], folder)
             return str(folder / files[0])
     except (OSError, zipfile.BadZipFile) as exc:

@@ -23,7 +23,7 @@ from .coordinates import StateCoordinates, state_coordinates
 from .jacobians import ComplexStep
 from .model import LinearModel, Mode
 
-__all__ = ["linearize", "drive_inputs", "LinearModel", "Mode", "OPERATING_POINTS", "LinearizationError"]
+__all__ = ["linearize", "drive_inputs", "default_outputs", "LinearModel", "Mode", "OPERATING_POINTS", "LinearizationError"]
 
 #: the operating points :func:`linearize` knows (``at``); a number is a time of a run
 OPERATING_POINTS = ("equilibrium", "start", "state")
@@ -83,11 +83,16 @@ def _inputs(cm, names):
     return [c[0] for c in chosen], [c[1] for c in chosen], np.array([c[2] for c in chosen], np.int64)
 
 
+def default_outputs(cm) -> list:
+    """The outputs of a linear model when none are chosen: the actuated joints' q and qd."""
+    act = {j.name for j in cm.joints if j.actuated}
+    return [v.name for v in expand(cm) if v.type == "Real" and v.source[0] in ("q", "qd") and v.source[1] in act]
+
+
 def _outputs(cm, names):
     real = {v.name: v for v in expand(cm) if v.type == "Real"}
     if names is None:
-        act = {j.name for j in cm.joints if j.actuated}
-        names = [n for n, v in real.items() if v.source[0] in ("q", "qd") and v.source[1] in act]
+        names = default_outputs(cm)
     bad = [n for n in names if n not in real]
     if bad:
         raise LinearizationError(f"not a Real output of '{cm.name}': {', '.join(bad)} (see fmu-mb info or the "
@@ -153,8 +158,9 @@ def linearize(model, options: dict | None = None, *, at="equilibrium", q=None, q
     if isinstance(at, str) and at not in OPERATING_POINTS:
         raise LinearizationError(f"at must be one of {', '.join(OPERATING_POINTS)} or a time in s (got {at!r})")
     t = 0.0
+    cs = ComplexStep(sim)
     if at == "equilibrium":
-        what = _equilibrium(cm, sim, q, in_dofs, u)
+        what = _equilibrium(cm, sim, cs, q, in_dofs, u)
     elif at == "state":
         q0 = cm.q0 if q is None else _by_name(cm, q, "q")
         qd0 = cm.qd0 if qd is None else _by_name(cm, qd, "qd")
@@ -172,10 +178,11 @@ def linearize(model, options: dict | None = None, *, at="equilibrium", q=None, q
     if not (isinstance(at, str) and at == "equilibrium"):
         sim.tau_drive[:] = 0.0
         sim.tau_drive[in_dofs] = u
-    return _linear_model(name, cm, sim, options, in_names, in_units, in_dofs, out_names, out_units, sources, dt, what)
+    return _linear_model(name, cm, sim, cs, options, in_names, in_units, in_dofs, out_names, out_units, sources, dt,
+                         what)
 
 
-def _equilibrium(cm, sim, q, in_dofs, u) -> str:
+def _equilibrium(cm, sim, cs, q, in_dofs, u) -> str:
     """Static equilibrium: the elastic coordinates settle with the joints held (the FMU's static start,
     statics module), then the drive inputs that hold it: the reduced accelerations are affine in the drive,
     a + B_r u, so u solves B_r u = −a in the least-squares sense; a residual left means a coordinate the
@@ -185,7 +192,6 @@ def _equilibrium(cm, sim, q, in_dofs, u) -> str:
     sim.tau_drive[:] = 0.0
     x, t = sim.x.copy(), sim.t
     xdot = sim.evaluate().copy()
-    cs = ComplexStep(sim)
     coords = state_coordinates(sim, cs, x, t)
     _, B, _, _ = cs.continuous(x, t, sim.tau_drive, inputs=in_dofs)
     nv = cm.model.nv
@@ -221,14 +227,13 @@ def _run_to(sim, cm, t_end: float, in_dofs, u, history) -> None:
         u[:] = np.asarray(history(sim.t), dtype=float).reshape(-1)
 
 
-def _linear_model(name, cm, sim, options, in_names, in_units, in_dofs, out_names, out_units, sources, dt,
+def _linear_model(name, cm, sim, cs, options, in_names, in_units, in_dofs, out_names, out_units, sources, dt,
                   what) -> LinearModel:
     m = cm.model
     nv, nz = m.nv, m.nz
     n = 2 * nv + nz
     x, t, tau = sim.x.copy(), sim.t, sim.tau_drive.copy()
     xdot = sim.evaluate().copy()                     # the pipeline at x (also the partition there)
-    cs = ComplexStep(sim)
     coords: StateCoordinates = state_coordinates(sim, cs, x, t)
     A, B, C, D = cs.continuous(x, t, tau, sources, in_dofs)
     y = sim.read(sources) if sources else np.zeros(0)

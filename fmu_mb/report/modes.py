@@ -26,11 +26,9 @@ SWING = 0.05
 FRAMES = 24
 
 
-def _drawing_outputs(model, options: dict) -> list:
-    from ..model import compile_mechanism
-    from .runs import build_model
+def _drawing_outputs(cm) -> list:
+    """What the 3D view reads of a run: every joint coordinate and each flexible link's tip deflection."""
     from .scene import Scene
-    cm = compile_mechanism(build_model(model, **options))
     scene = Scene(cm, 1.0)
     return [c for _, c in scene.coordinate_columns()] + [f"{b}.deflection[{k}]" for b in scene.beams for k in (1, 2, 3)]
 
@@ -94,21 +92,23 @@ def write_modes_report(model, options: dict | None = None, out=None, *, modes: i
     return its path (default ``<model>_modes.html``). ``modes``: the oscillatory modes to animate, slowest
     first; ``outputs``: the Bode plots' outputs (default the actuated joints' q); the other keywords go to
     :func:`fmu_mb.linearization.linearize` (``at``, ``drive``, ``inputs``, ``dt``, ...)."""
+    from ..linearization import default_outputs
+    from ..model import compile_mechanism
     from ..report import _auto_scale
     from .figures import animation_figure
     from .page import render
+    from .runs import build_model
     from .scene import build_frames
     options = dict(options or {})
     if not isinstance(model, (str, Path)):
         raise ReportError("the modes page draws a model given by name or file")
-    draw = _drawing_outputs(str(model), options)
-    base = linearize(str(model), options, outputs=outputs, **linearize_options)
-    chosen = list(base.outputs)
+    mech = build_model(str(model), **options)
+    cm = compile_mechanism(mech)
+    draw = _drawing_outputs(cm)
+    chosen = list(outputs) if outputs is not None else default_outputs(cm)
     lm = linearize(str(model), options, outputs=list(dict.fromkeys(chosen + draw)), **linearize_options)
     name = model_name(str(model))
     oscillating = [m for m in lm.modes() if m.eigenvalue.imag != 0][:max(0, int(modes))]
-    from .runs import build_model
-    mech = build_model(str(model), **options)
     beams = [lk.name for lk in mech.links if getattr(lk, "flexible", False)]
     lengths = {lk.name: lk.length for lk in mech.links if hasattr(lk, "length")}
     sections = []
@@ -125,7 +125,7 @@ def write_modes_report(model, options: dict | None = None, out=None, *, modes: i
     if not oscillating:
         sections.append(("Modes", [], "the model has no oscillatory mode"))
     sections.append(("Poles", [_pole_map(lm)], None))
-    sections.append(("Frequency response", [_bode(base, chosen)], None))
+    sections.append(("Frequency response", [_bode(lm, chosen)], None))
     out = Path(out) if out else Path(f"{name}_modes.html")
     kind = "continuous time" if lm.dt is None else f"discrete time, dt = {lm.dt:g} s"
     meta = [("model", name), ("options", ", ".join(f"{k} = {v}" for k, v in options.items()) or "the model's defaults"),
