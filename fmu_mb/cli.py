@@ -64,6 +64,7 @@ step: no finite differences), with its modes (natural frequency, damping ratio, 
     fmu-mb linearize five_axis --at 0.5 --drive joint1.tau_drive=2  # the state a run reaches at 0.5 s
     fmu-mb linearize crane --set mode=torque --dt 0.001 --out crane_1ms.npz   # discrete time, 1 ms
     fmu-mb linearize crane --set mode=torque link=flexible --report crane_modes.html   # modes animated, poles, Bode
+    fmu-mb linearize crane --set link=flexible --along 0:5:0.1 --out crane_ltv.mat   # along the programmed motion
 
 States: coordinates, rates and friction bristle states (constrained mechanisms: the independent ones
 of the coordinate partition, paper 000 eq. 25); inputs: drive torques/forces; outputs: FMU outputs.
@@ -241,8 +242,20 @@ def _pairs(items, what: str) -> dict:
     return out
 
 
+def _times(text: str):
+    """T0:T1:DT -> the times T0, T0 + DT, ... up to T1 (s)."""
+    import numpy as np
+    try:
+        t0, t1, dt = (float(v) for v in text.split(":"))
+    except ValueError:
+        raise UserError(f"--along wants T0:T1:DT in s, e.g. 0:2:0.1 (got {text!r})", 2) from None
+    if not (0 <= t0 <= t1 and dt > 0) or (t1 - t0) / dt > 10000:
+        raise UserError(f"--along {text}: needs 0 <= T0 <= T1, DT > 0 and at most 10000 samples", 2)
+    return t0 + dt * np.arange(int(np.floor((t1 - t0) / dt + 1e-9)) + 1)
+
+
 def _linearize(args) -> int:
-    from .linearization import LinearizationError, linearize
+    from .linearization import LinearizationError, linearize, linearize_along, save_along
     from .registry import ModelFileError
     options = {k.removeprefix("model."): _option_value(v) for k, v in _pairs(args.set, "--set").items()}
     try:
@@ -261,9 +274,30 @@ def _linearize(args) -> int:
     for f, what in ((args.out, "--out"), (args.report, "--report")):
         if f and not Path(f).resolve().parent.is_dir():
             raise UserError(f"{what}: no such folder: {Path(f).parent}", 2)
+    if args.along and (args.report or args.at != "equilibrium"):
+        raise UserError("--along makes a linear time-varying model along a run: --at and --report do not apply", 2)
     import tempfile
     with tempfile.TemporaryDirectory(prefix="fmu_mb_linearize_") as folder:
         model = _model_file(args.model, Path(folder))
+        if args.along:
+            times = _times(args.along)
+            try:
+                models = linearize_along(model, options, times=times, drive=drive or None,
+                                         inputs=names(args.inputs), outputs=names(args.outputs), dt=args.dt,
+                                         method=args.method, step_size=args.step)
+                for m in models:
+                    ev = m.eigenvalues()
+                    growth = f", largest real part of the eigenvalues {max(ev.real):.4g} 1/s" if ev.size else \
+                        " (the programmed motion leaves no free coordinate)"
+                    print(f"t = {m.t_op:8.4g} s: {m.A.shape[0]} states{growth}")
+                if args.out:
+                    save_along(models, args.out)
+                    print(f"linear time-varying model ({len(models)} samples): {args.out}")
+            except (LinearizationError, ModelFileError, KeyError, ValueError) as exc:
+                raise UserError(one_line(exc.args[0] if isinstance(exc, KeyError) else exc), 2) from None
+            except RuntimeError as exc:
+                raise UserError(f"linearize: {one_line(exc)}", 1) from None
+            return 0
         kwargs = dict(at=at, drive=drive or None, inputs=names(args.inputs), outputs=names(args.outputs), dt=args.dt,
                       method=args.method, step_size=args.step)
         try:
@@ -504,6 +538,10 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("--at", default="equilibrium", metavar="POINT",
                    help="operating point: equilibrium (static, drive inputs at the holding torques; default), start "
                         "(the FMU's start) or a time in s (the state a run from the start reaches, drive held)")
+    n.add_argument("--along", metavar="T0:T1:DT",
+                   help="a linear time-varying model instead: the linear models along one run from the start at t = "
+                        "T0, T0 + DT, ... T1 s (drive held; with --dt, the step maps of DT-long steps); --out "
+                        "writes them stacked (.mat: n×n×N arrays)")
     n.add_argument("--drive", nargs="+", action="extend", default=[], metavar="INPUT=VALUE",
                    help="drive input values at the operating point, e.g. column.tau_drive=-40 (N·m or N; at "
                         "equilibrium added to the holding torques)")

@@ -10,6 +10,7 @@ the actuated joints' ``.q`` and ``.qd``); names and units are the FMU's.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from .coordinates import StateCoordinates, state_coordinates
 from .jacobians import ComplexStep
 from .model import LinearModel, Mode
 
-__all__ = ["linearize", "drive_inputs", "default_outputs", "LinearModel", "Mode", "OPERATING_POINTS", "LinearizationError"]
+__all__ = ["linearize", "linearize_along", "save_along", "drive_inputs", "default_outputs", "LinearModel", "Mode",
+           "OPERATING_POINTS", "LinearizationError"]
 
 #: the operating points :func:`linearize` knows (``at``); a number is a time of a run
 OPERATING_POINTS = ("equilibrium", "start", "state")
@@ -138,22 +140,7 @@ def linearize(model, options: dict | None = None, *, at="equilibrium", q=None, q
     name, cm, sim, static_start = _setup(model, options, method, step_size)
     in_names, in_units, in_dofs = _inputs(cm, inputs)
     out_names, out_units, sources = _outputs(cm, outputs)
-    u = np.zeros(len(in_dofs))
-    if drive is not None:
-        if isinstance(drive, dict):
-            bad = [k for k in drive if k not in in_names]
-            if bad:
-                raise LinearizationError(f"drive: {', '.join(bad)} not among the inputs ({', '.join(in_names)})")
-            for k, v in drive.items():
-                u[in_names.index(k)] = float(v)
-        else:
-            u = np.asarray(drive, dtype=float).reshape(-1)
-            if u.shape != in_dofs.shape:
-                raise LinearizationError(f"drive needs {in_dofs.size} values ({', '.join(in_names)}), got {u.size}")
-    if not np.all(np.isfinite(u)):
-        raise LinearizationError("drive values must be finite")
-    if dt is not None and not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
-        raise LinearizationError(f"the sample time dt must be a number > 0 s (got {dt!r})")
+    u = _drive(in_names, in_dofs, drive, dt)
 
     if isinstance(at, str) and at not in OPERATING_POINTS:
         raise LinearizationError(f"at must be one of {', '.join(OPERATING_POINTS)} or a time in s (got {at!r})")
@@ -180,6 +167,89 @@ def linearize(model, options: dict | None = None, *, at="equilibrium", q=None, q
         sim.tau_drive[in_dofs] = u
     return _linear_model(name, cm, sim, cs, options, in_names, in_units, in_dofs, out_names, out_units, sources, dt,
                          what)
+
+
+def _drive(in_names, in_dofs, drive, dt) -> np.ndarray:
+    """The drive inputs' values (``drive``: {input: value} or values in the inputs' order), checked with ``dt``."""
+    u = np.zeros(len(in_dofs))
+    if drive is not None:
+        if isinstance(drive, dict):
+            bad = [k for k in drive if k not in in_names]
+            if bad:
+                raise LinearizationError(f"drive: {', '.join(bad)} not among the inputs ({', '.join(in_names)})")
+            for k, v in drive.items():
+                u[in_names.index(k)] = float(v)
+        else:
+            u = np.asarray(drive, dtype=float).reshape(-1)
+            if u.shape != in_dofs.shape:
+                raise LinearizationError(f"drive needs {in_dofs.size} values ({', '.join(in_names)}), got {u.size}")
+    if not np.all(np.isfinite(u)):
+        raise LinearizationError("drive values must be finite")
+    if dt is not None and not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
+        raise LinearizationError(f"the sample time dt must be a number > 0 s (got {dt!r})")
+
+    return u
+
+
+def linearize_along(model, options: dict | None = None, *, times, drive=None, drive_history=None, inputs=None,
+                    outputs=None, dt: float | None = None, method: str | None = None,
+                    step_size: float | None = None) -> list:
+    """A linear time-varying model: the linear models of ``model`` along one run from the FMU's start, one
+    per time in ``times`` (s, increasing, ≥ 0) — what :func:`linearize` gives at ``at=t`` for each, from a
+    single run. The run follows the model's programmed motions (the papers' scenarios: trajectories are part
+    of the model) with the drive inputs at ``drive`` or following ``drive_history`` (t -> values). With
+    ``dt``, each is the step map of the co-simulation step of dt from its time: sampled every dt, their
+    product carries a small deviation along the run. Arguments otherwise as :func:`linearize`.
+    :func:`save_along` writes them as one file."""
+    options = dict(options or {})
+    name, cm, sim, static_start = _setup(model, options, method, step_size)
+    in_names, in_units, in_dofs = _inputs(cm, inputs)
+    out_names, out_units, sources = _outputs(cm, outputs)
+    u = _drive(in_names, in_dofs, drive, dt)
+    times = np.asarray(times, dtype=float).reshape(-1)
+    if times.size == 0 or not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) <= 0):
+        raise LinearizationError("times must be increasing, finite and ≥ 0 s")
+    sim.initialize(static=static_start)
+    cs = ComplexStep(sim)
+    models = []
+    for t in times:
+        _run_to(sim, cm, float(t), in_dofs, u, drive_history)
+        sim.tau_drive[:] = 0.0
+        sim.tau_drive[in_dofs] = u
+        models.append(_linear_model(name, cm, sim, cs, options, in_names, in_units, in_dofs, out_names, out_units,
+                                    sources, dt, f"the state at t = {t:g} s of a run from the start"))
+    return models
+
+
+def save_along(models: list, path) -> Path:
+    """Write the models of :func:`linearize_along` as one ``.mat`` (A, B, C, D as n×n×N arrays, MATLAB's
+    layout of a linear time-varying model; ``t`` the times) or ``.npz`` (N×n×n), with the names, units and
+    operating points. Refused when the state coordinates change along the run (a constrained mechanism's
+    partition switched): the message names the time; save those models one by one."""
+    path = Path(path)
+    first = models[0]
+    for m in models[1:]:
+        if m.states != first.states or m.A.shape != first.A.shape:
+            raise LinearizationError(f"the state coordinates change along the run at t = {m.t_op:g} s "
+                                     f"({', '.join(m.states)} instead of {', '.join(first.states)}): "
+                                     "save the models one by one (LinearModel.save)")
+    stack = {k: np.stack([getattr(m, k) for m in models]) for k in ("A", "B", "C", "D", "x_op", "u_op", "y_op")}
+    names = dict(StateName=first.states, StateUnit=first.state_units, InputName=first.inputs,
+                 InputUnit=first.input_units, OutputName=first.outputs, OutputUnit=first.output_units)
+    info = dict(mechanism=first.mechanism, coordinates=first.coordinates,
+                options=", ".join(f"{k}={v}" for k, v in first.options.items()))
+    data = dict(t=np.array([m.t_op for m in models]), Ts=0.0 if first.dt is None else float(first.dt))
+    if path.suffix == ".mat":
+        import scipy.io
+        mats = {k: np.moveaxis(v, 0, -1) for k, v in stack.items()}          # n×n×N
+        cells = {k: np.array(v, dtype=object).reshape(-1, 1) for k, v in names.items()}
+        scipy.io.savemat(path, {**mats, **data, **cells, **info}, oned_as="column")
+    elif path.suffix == ".npz":
+        np.savez(path, **stack, **data, **{k: np.array(v, dtype=str) for k, v in names.items()},
+                 **{k: np.array(v) for k, v in info.items()})
+    else:
+        raise LinearizationError(f"{path}: a linear time-varying model is saved as .mat or .npz")
+    return path
 
 
 def _equilibrium(cm, sim, cs, q, in_dofs, u) -> str:
