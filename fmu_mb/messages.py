@@ -17,6 +17,7 @@ MESSAGES = {
     "NAME_EMPTY": "fmi2Instantiate: instanceName must be a non-empty string",
     "NAME_NOT_UTF8": "fmi2Instantiate: instanceName is not valid UTF-8",
     "NOT_COSIMULATION": "fmi2Instantiate: this FMU supports co-simulation only (fmuType %d requested)",
+    "UNKNOWN_FMU_TYPE": "fmi2Instantiate: fmuType %d is neither fmi2ModelExchange (0) nor fmi2CoSimulation (1)",
     "GUID_MISMATCH": "fmi2Instantiate: GUID %.100s does not match this FMU's %s (modelDescription.xml and binary "
                      "from different builds?)",
     "INSTANTIATE_REFUSED": "fmi2Instantiate: %s",
@@ -49,7 +50,8 @@ MESSAGES = {
     "PYTHON_BUILD_REFUSED": "%s",
     "PYTHON_BUILD_DAMAGED": "the arrays the model's Python built are damaged: %s",
     # ---- the state table, logging, arguments
-    "PHASE_REFUSED": "%s is not allowed in %s (FMI 2.0 co-simulation state table)%s%s",
+    "PHASE_REFUSED": "%s is not allowed in %s (FMI 2.0 %s state table)%s%s",
+    "OTHER_INTERFACE": "%s is a%s function; this instance was instantiated for %s",
     "LOG_CATEGORIES_NULL": "%s: categories is NULL with nCategories = %.0f",
     "LOG_CATEGORY_UNKNOWN": "%s: unknown log category '%.200s' (this FMU has %s)",
     "NULL_ARGUMENT": "%s: %s is NULL",
@@ -133,6 +135,27 @@ MESSAGES = {
     "HINT_DAMPED_ROS2": "solver.integrator = 1 (ros2, the damped and more robust gamma), ",
     "EVALUATION_FAILED": "%s: evaluating the outputs failed in the kernel library",
     "STEP_RESULT_REFUSED": "%s; the state and outputs at t = %g s are kept",
+    # ---- Model Exchange (fmi2_me.c, exchange.c)
+    "ME_NULL_ARRAY": "%s: %s is NULL with %s = %.0f",
+    "ME_STATE_COUNT": "%s: nx = %.0f, but this FMU has %d continuous states (modelDescription: ModelStructure/"
+                      "Derivatives)",
+    "ME_INDICATOR_COUNT": "%s: ni = %.0f, but this FMU has no event indicators (numberOfEventIndicators = 0)",
+    "ME_TIME": "fmi2SetTime: time must be finite and within +-%g s (got %s); keeping t = %s s",
+    "ME_STATE_NOT_FINITE": "%s: %s = %s refused (not finite); the states of t = %g s are kept",
+    "ME_STATE_BEYOND": "%s: %s (%s) = %s lies beyond +-%g, the range of the FMU's state; the states of t = %g s are "
+                       "kept",
+    "ME_DERIVATIVE_NOT_FINITE": "%s at t = %g s: der(%s) = %s is not finite (%d derivative(s) in all): the state "
+                                "the integrator tried is outside what the model can evaluate; try a smaller step",
+    "DD_KNOWN": "%s: '%s' is not a known of a directional derivative (the knowns are the continuous states "
+                "state[k] and the Real inputs)",
+    "DD_UNKNOWN": "%s: '%s' is not an unknown of a directional derivative (the unknowns are the derivatives "
+                  "der(state[k]), the Real outputs and the states)",
+    "DD_TRAJECTORY": "%s: derivatives with respect to the programmed-trajectory parameter '%s' are not available "
+                     "(its segment tables are computed from it, not differentiated); use differences of two runs",
+    "DD_SEED": "%s: dvKnown[%d] = %s is not finite",
+    "DD_NOT_FINITE": "%s at t = %g s: the directional derivative of '%s' is %s (not finite)",
+    "DD_UNAVAILABLE": "%s: the model is not built (call fmi2EnterInitializationMode first)",
+    "ME_RESULT_REFUSED": "%s; the integrator should go back to its last accepted step",
     "FRICTION_NOT_CONVERGED": "%s at t = %g s: the friction/reaction loop did not converge in %d evaluation(s) (a "
                               "self-locking joint?); the least-residual friction torques were applied",
     # ---- results
@@ -171,8 +194,8 @@ MESSAGES = {
     "STATE_VALUE_COUNT": "FMU state holds %d values, this FMU has %d",
     "STATE_TERMINATED": "it was saved after fmi2Terminate and cannot be restored (use fmi2Reset)",
     "STATE_INSTANTIATED_WITH_RECORD": "it is marked 'instantiated' but holds a simulator state",
-    "STATE_OTHER_PHASE": "it was saved in %s and the FMU is in %s; only a state saved while stepping can be restored "
-                         "into another phase",
+    "STATE_OTHER_PHASE": "it was saved in %s and the FMU is in %s; only a state saved after initialization can be "
+                         "restored into another phase",
     "SAVED_NOT_FINITE": "'%s'%s = %s is not finite",
     "SAVED_NOT_INTEGER": "'%s'%s = %s is not an integer",
     "SAVED_NOT_BOOLEAN": "'%s'%s = %s is not a Boolean",

@@ -1,4 +1,5 @@
-"""A raw FMI 2.0 co-simulation host over ctypes, for robustness tests (tests/fmu_cases.py).
+"""A raw FMI 2.0 host over ctypes (co-simulation, and Model Exchange where the binary has it), for robustness
+tests (tests/fmu_cases.py).
 
 Unlike FMPy's FMU2Slave it passes whatever a test asks for (NULL pointers, odd URIs, wrong
 GUIDs, foreign state handles) and returns every status instead of raising. It imports
@@ -66,6 +67,27 @@ SIGNATURES = {
     "fmi2GetStringStatus": (c_int, [c_void_p, c_int, POINTER(c_char_p)]),
 }
 
+class EventInfo(Structure):
+    _fields_ = [("newDiscreteStatesNeeded", c_int), ("terminateSimulation", c_int),
+                ("nominalsOfContinuousStatesChanged", c_int), ("valuesOfContinuousStatesChanged", c_int),
+                ("nextEventTimeDefined", c_int), ("nextEventTime", c_double)]
+
+
+_REALS = (c_int, [c_void_p, POINTER(c_double), c_size_t])
+#: the Model Exchange functions (a binary without them, the PD controller's, offers co-simulation only)
+ME_SIGNATURES = {
+    "fmi2EnterEventMode": (c_int, [c_void_p]),
+    "fmi2NewDiscreteStates": (c_int, [c_void_p, POINTER(EventInfo)]),
+    "fmi2EnterContinuousTimeMode": (c_int, [c_void_p]),
+    "fmi2CompletedIntegratorStep": (c_int, [c_void_p, c_int, POINTER(c_int), POINTER(c_int)]),
+    "fmi2SetTime": (c_int, [c_void_p, c_double]),
+    "fmi2SetContinuousStates": _REALS,
+    "fmi2GetDerivatives": _REALS,
+    "fmi2GetEventIndicators": _REALS,
+    "fmi2GetContinuousStates": _REALS,
+    "fmi2GetNominalsOfContinuousStates": _REALS,
+}
+
 #: messages by instance name: FMPy's logger proxy keeps one Python logger per process (the last
 #: one given to it), so one logger serves every Host and sorts the messages by instance name
 MESSAGES: dict = {}
@@ -96,6 +118,11 @@ class Library:
         for name, (res, args) in SIGNATURES.items():
             f = getattr(self.dll, name)
             f.restype, f.argtypes = res, args
+        self.model_exchange = hasattr(self.dll, "fmi2SetContinuousStates")
+        for name, (res, args) in (ME_SIGNATURES.items() if self.model_exchange else ()):
+            f = getattr(self.dll, name)
+            f.restype, f.argtypes = res, args
+        self.n_states = len(self.md.derivatives)
 
     def uri(self) -> str:
         return (self.dir / "resources").as_uri()
@@ -183,6 +210,27 @@ class Host:
         s = c_void_p()
         buf = create_string_buffer(blob, len(blob))
         return self.f.fmi2DeSerializeFMUstate(self.c, buf, len(blob), byref(s)), s
+
+    # ---------------------------------------------------------------- Model Exchange
+    def reals_call(self, name, n, values=None) -> tuple[int, list]:
+        """(status, values) of an fmi2 function taking (c, fmi2Real[], size_t): ``values`` passed in, or an
+        array of ``n`` read back."""
+        buf = (c_double * max(n, 1))(*(values or []))
+        return getattr(self.f, name)(self.c, buf, n), list(buf)[:n]
+
+    def states(self) -> tuple[int, list]:
+        return self.reals_call("fmi2GetContinuousStates", self.lib.n_states)
+
+    def derivatives(self) -> tuple[int, list]:
+        return self.reals_call("fmi2GetDerivatives", self.lib.n_states)
+
+    def set_states(self, x) -> int:
+        return self.reals_call("fmi2SetContinuousStates", len(x), list(x))[0]
+
+    def completed(self) -> tuple[int, int, int]:
+        event, stop = c_int(7), c_int(7)
+        st = self.f.fmi2CompletedIntegratorStep(self.c, 1, byref(event), byref(stop))
+        return st, event.value, stop.value
 
     def errors(self) -> list:
         return [m for s, _, m in self.messages if s >= 3]

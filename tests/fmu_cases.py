@@ -20,7 +20,7 @@ from ctypes import byref, c_char_p, c_double, c_int, c_uint, c_void_p, create_st
 from pathlib import Path
 from urllib.parse import quote
 
-from tests.fmi_raw import MESSAGES, Host, Library
+from tests.fmi_raw import MESSAGES, EventInfo, Host, Library
 
 CASES = {}
 
@@ -112,7 +112,8 @@ def instantiate_args(dir, what):
     """fmi2Instantiate with a bad argument: NULL with a message, or (no logger) NULL and a line on stderr."""
     lib = Library(dir)
     kw = {"wrong_guid": dict(guid="{00000000-0000-0000-0000-000000000000}"), "empty_guid": dict(guid=b""),
-          "null_guid": dict(guid=c_char_p()), "model_exchange": dict(fmu_type=0), "empty_name": dict(name_bytes=b""),
+          "null_guid": dict(guid=c_char_p()), "model_exchange": dict(fmu_type=0),
+          "unknown_type": dict(fmu_type=2), "empty_name": dict(name_bytes=b""),
           "null_name": dict(name_bytes=c_char_p()), "invalid_utf8_name": dict(name_bytes=b"inst\xff"),
           "no_callbacks": dict(callbacks=False)}[what]
     h = Host(lib, "bad", **kw)
@@ -212,6 +213,269 @@ def state_table(dir, phase):
         out[name] = (status, [m for s_, _, m in h.messages if s_ >= 2])
         h.free()
     return out
+
+
+# ------------------------------------------------------------------------------------------ Model Exchange
+def _me_host(lib, name, inputs=None):
+    """A Model Exchange instance initialized (inputs set), in continuous-time mode."""
+    h = Host(lib, name, fmu_type=0)
+    h.init(inputs or {})
+    h.call("fmi2EnterContinuousTimeMode")
+    return h
+
+
+@case
+def model_exchange(dir, inputs=None):
+    """Every class of bad Model Exchange call on an initialized instance in continuous-time mode, each checked to
+    change nothing (the states, time and derivatives read as before, bitwise): {check: [status, messages,
+    unchanged]}; and what well-formed calls answer."""
+    lib = Library(dir)
+    n = lib.n_states
+    h = _me_host(lib, "me", inputs)
+    out = {}
+    h.call("fmi2SetTime", 0.01)
+    st, x0 = h.states()
+    st2, dx0 = h.derivatives()
+    out["well_formed"] = [st, st2, h.completed()[0], h.reals_call("fmi2GetEventIndicators", 0)[0]]
+    out["nominals"] = h.reals_call("fmi2GetNominalsOfContinuousStates", n)
+    out["x0"], out["dx0"] = _hex(x0), _hex(dx0)
+
+    def check(name, fn):
+        del h.messages[:]
+        status = fn()
+        same = h.states()[1] == x0 and h.derivatives()[1] == dx0
+        out[name] = [status, [m for s_, _, m in h.messages if s_ >= 2], same]
+        if not same:                                    # put it back for the next check
+            h.set_states(x0)
+            h.call("fmi2SetTime", 0.01)
+
+    def with_state(k, v):
+        x = list(x0)
+        x[k] = v
+        return h.set_states(x)
+    check("state_nan", lambda: with_state(0, math.nan))
+    check("state_inf", lambda: with_state(n - 1, math.inf))
+    check("coordinate_beyond_limit", lambda: with_state(0, 2e6))
+    descs = [v.description for v in lib.md.modelVariables if v.name.startswith("state[")]
+    inactive = [k for k, d in enumerate(descs) if "unused by the default options" in d]
+    if inactive:                       # a slot of no state keeps what is set (integrators perturb it), derivative 0
+        k = inactive[0]
+        st = with_state(k, 0.5)
+        out["unused_slot"] = [st, h.states()[1][k], h.derivatives()[1][k], h.derivatives()[1][:k] == dx0[:k]]
+        h.set_states(x0)
+    check("count_more", lambda: h.reals_call("fmi2SetContinuousStates", n + 1, list(x0) + [0.0])[0])
+    check("count_fewer", lambda: h.reals_call("fmi2GetDerivatives", n - 1)[0])
+    check("count_zero", lambda: h.reals_call("fmi2GetContinuousStates", 0)[0])
+    check("null_states", lambda: h.f.fmi2SetContinuousStates(h.c, None, n))
+    check("null_derivatives", lambda: h.f.fmi2GetDerivatives(h.c, None, n))
+    check("null_event_info", lambda: h.f.fmi2NewDiscreteStates(h.c, None))
+    check("null_completed", lambda: h.f.fmi2CompletedIntegratorStep(h.c, 1, None, None))
+    check("indicators", lambda: h.reals_call("fmi2GetEventIndicators", 1)[0])
+    check("time_nan", lambda: h.call("fmi2SetTime", math.nan))
+    check("time_beyond", lambda: h.call("fmi2SetTime", 1e300))
+    in_name = h.reals("input")[0]
+    check("input_nan", lambda: h.set({in_name: math.nan}))
+    check("do_step", lambda: h.step(0.01, 0.01))
+    check("new_discrete_states_in_ct_mode", lambda: h.f.fmi2NewDiscreteStates(h.c, EventInfo()))
+    check("enter_ct_mode_in_ct_mode", lambda: h.call("fmi2EnterContinuousTimeMode"))
+    check("get_real_status", lambda: h.f.fmi2GetRealStatus(h.c, 2, byref(c_double())))
+    one, seed = (c_uint * 1), (c_double * 1)
+
+    def dd(unknown, known, value=1.0):
+        return h.f.fmi2GetDirectionalDerivative(h.c, one(lib.vr[unknown]), 1, one(lib.vr[known]), 1, seed(value),
+                                                seed())
+    param = next(v.name for v in lib.md.modelVariables if v.causality == "parameter" and v.type == "Real")
+    integer = next(v.name for v in lib.md.modelVariables if v.type in ("Integer", "Enumeration"))
+    out["dd_well_formed"] = dd("der(state[1])", "state[1]")
+    check("dd_parameter_known", lambda: dd("der(state[1])", param))
+    check("dd_input_unknown", lambda: dd(in_name, "state[1]"))
+    check("dd_nan_seed", lambda: dd("der(state[1])", "state[1]", math.nan))
+    check("dd_integer_unknown", lambda: h.f.fmi2GetDirectionalDerivative(
+        h.c, one(lib.vr[integer]), 1, one(lib.vr["state[1]"]), 1, seed(1.0), seed()))
+    check("dd_null", lambda: h.f.fmi2GetDirectionalDerivative(h.c, None, 1, one(lib.vr["state[1]"]), 1, seed(1.0),
+                                                               None))
+    # event mode: the continuous-time functions are refused, the event functions answer
+    h.call("fmi2EnterEventMode")
+    check("set_states_in_event_mode", lambda: h.set_states(x0))
+    check("completed_in_event_mode", lambda: h.completed()[0])
+    info = EventInfo(7, 7, 7, 7, 7, 7.0)
+    st = h.f.fmi2NewDiscreteStates(h.c, byref(info))
+    out["event_info"] = [st, info.newDiscreteStatesNeeded, info.terminateSimulation,
+                         info.nominalsOfContinuousStatesChanged, info.valuesOfContinuousStatesChanged,
+                         info.nextEventTimeDefined]
+    h.call("fmi2EnterContinuousTimeMode")
+    # an input acts at once on the derivatives, and a state restored gives them back bit for bit
+    st_a, saved = h.get_state()
+    y0 = h.get(h.reals())[1]
+    h.set({in_name: float(lib.var[in_name].start or 0.0) + 0.1})
+    dx_in, y_in = h.derivatives()[1], h.get(h.reals())[1]
+    out["input_acts"] = dx_in != dx0 or y_in != y0     # (an input a programmed motion takes acts on reactions)
+    x_moved = [v + 1e-3 if not math.isclose(v, 0.0) else v for v in x0]
+    h.set_states(x_moved)
+    st_b = h.f.fmi2SetFMUstate(h.c, saved)
+    out["restored"] = [st_a, st_b, h.states()[1] == x0, h.derivatives()[1] == dx0]
+    # out of order: before initialization, a co-simulation instance, a terminated one
+    early = Host(lib, "early", fmu_type=0)
+    del early.messages[:]
+    out["set_time_instantiated"] = [early.call("fmi2SetTime", 0.0), [m for s_, _, m in early.messages if s_ >= 2]]
+    early.free()
+    cs = Host(lib, "cs")
+    cs.init(inputs or {})
+    del cs.messages[:]
+    out["cs_set_time"] = [cs.call("fmi2SetTime", 0.0), [m for s_, _, m in cs.messages if s_ >= 2]]
+    del cs.messages[:]
+    out["cs_get_derivatives"] = [cs.reals_call("fmi2GetDerivatives", n)[0], [m for s_, _, m in cs.messages if s_ >= 2]]
+    cs.free()
+    h.call("fmi2Terminate")
+    out["terminated"] = [h.derivatives()[0], h.states()[0], h.call("fmi2SetTime", 0.02)]
+    h.free()
+    return out
+
+
+def _me_to_phase(h, phase):
+    if phase != "instantiated":
+        h.setup()
+        h.call("fmi2EnterInitializationMode")
+    if phase in ("event", "continuous", "terminated"):
+        h.call("fmi2ExitInitializationMode")
+    if phase == "continuous":
+        h.call("fmi2EnterContinuousTimeMode")
+    if phase == "terminated":
+        h.call("fmi2Terminate")
+
+
+@case
+def me_state_table(dir, phase):
+    """Every Model Exchange call, well formed, on a fresh Model Exchange instance in `phase`: {call: (status,
+    messages)}."""
+    lib = Library(dir)
+    n = lib.n_states
+    ref = _me_host(lib, "ref")
+    x = ref.states()[1]
+    ref.free()
+    out_vr = lib.vr[next(v.name for v in lib.md.modelVariables if v.causality == "output" and v.type == "Real")]
+    in_vr = lib.vr[next(v.name for v in lib.md.modelVariables if v.causality == "input")]
+    one = (c_uint * 1)
+    calls = {
+        "fmi2SetTime": lambda h: h.call("fmi2SetTime", 0.0),
+        "fmi2SetContinuousStates": lambda h: h.set_states(x),
+        "fmi2GetDerivatives": lambda h: h.derivatives()[0],
+        "fmi2GetContinuousStates": lambda h: h.states()[0],
+        "fmi2GetNominalsOfContinuousStates": lambda h: h.reals_call("fmi2GetNominalsOfContinuousStates", n)[0],
+        "fmi2GetEventIndicators": lambda h: h.reals_call("fmi2GetEventIndicators", 0)[0],
+        "fmi2EnterEventMode": lambda h: h.call("fmi2EnterEventMode"),
+        "fmi2NewDiscreteStates": lambda h: h.f.fmi2NewDiscreteStates(h.c, EventInfo()),
+        "fmi2EnterContinuousTimeMode": lambda h: h.call("fmi2EnterContinuousTimeMode"),
+        "fmi2CompletedIntegratorStep": lambda h: h.completed()[0],
+        "fmi2Terminate": lambda h: h.call("fmi2Terminate"),
+        "fmi2GetReal": lambda h: h.f.fmi2GetReal(h.c, one(out_vr), 1, (c_double * 1)()),
+        "fmi2SetReal(input)": lambda h: h.f.fmi2SetReal(h.c, one(in_vr), 1, (c_double * 1)(0.5)),
+        "fmi2DoStep": lambda h: h.step(0.0, 0.01),
+        "fmi2GetRealStatus": lambda h: h.f.fmi2GetRealStatus(h.c, 2, byref(c_double())),
+        "fmi2GetDirectionalDerivative": lambda h: h.f.fmi2GetDirectionalDerivative(
+            h.c, one(out_vr), 1, one(lib.vr["state[1]"]), 1, (c_double * 1)(1.0), (c_double * 1)()),
+    }
+    out = {}
+    for k, (name, fn) in enumerate(calls.items()):
+        h = Host(lib, f"me{k}", fmu_type=0)
+        _me_to_phase(h, phase)
+        del h.messages[:]
+        out[name] = (fn(h), [m for s_, _, m in h.messages if s_ >= 2])
+        h.free()
+    return out
+
+
+def _me_rk4(inst, h, stop):
+    """Classical RK4 at step h over a Model Exchange instance from its states at t = 0 to `stop`; the instance
+    left at the end (time, states set): (states, time)."""
+    def f(t, x):
+        inst.call("fmi2SetTime", t)
+        inst.set_states(x)
+        return inst.derivatives()[1]
+    x, t = inst.states()[1], 0.0
+    for _ in range(round(stop / h)):
+        k1 = f(t, x)
+        k2 = f(t + h / 2, [a + h / 2 * b for a, b in zip(x, k1)])
+        k3 = f(t + h / 2, [a + h / 2 * b for a, b in zip(x, k2)])
+        k4 = f(t + h, [a + h * b for a, b in zip(x, k3)])
+        x = [a + h / 6 * (p + 2 * q + 2 * r + s) for a, p, q, r, s in zip(x, k1, k2, k3, k4)]
+        t += h
+    f(t, x)
+    return x, t
+
+
+@case
+def me_rk4(dir, start, h, stop, names):
+    """Classical RK4 at step h over the Model Exchange interface from the start to `stop`: `names` at the end."""
+    lib = Library(dir)
+    inst = _me_host(lib, "rk4", start)
+    _me_rk4(inst, h, stop)
+    st, values = inst.get(names)
+    inst.free()
+    return _hex(values) if st == 0 else None
+
+
+@case
+def me_directional(dir, start, h):
+    """fmi2GetDirectionalDerivative against central differences through the FMI API, column by column (see
+    tests/fmi/test_model_exchange.py): per block A, B, C, D [largest difference relative to the block's largest
+    entry, that entry]."""
+    lib = Library(dir)
+    inst = _me_host(lib, "dd", start)
+    x, _ = _me_rk4(inst, h, 0.02)                  # move off the (static) start: rates and friction
+    md = lib.md
+    states = [v.valueReference for v in md.modelVariables if v.name.startswith("state[")]
+    ders = [v.valueReference for v in md.modelVariables if v.name.startswith("der(state[")]
+    outputs = [v.valueReference for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
+    inputs = {v.name: v.valueReference for v in md.modelVariables if v.causality == "input" and v.type == "Real"
+              and (v.name.endswith(".tau_drive") or v.name.endswith(".force"))}
+    unknown = ders + outputs
+    name_of = {v.valueReference: v.name for v in md.modelVariables}
+    #: constraint violations are norms |Φ| at their kink Φ ≈ 0 on a run: no derivative to compare
+    smooth_not = {k for k, vr in enumerate(unknown) if ".violation" in name_of[vr]}
+    uvr = (c_uint * len(unknown))(*unknown)
+    ovr = (c_uint * len(outputs))(*outputs)
+
+    def evaluate():
+        ys = (c_double * len(outputs))()
+        inst.f.fmi2GetReal(inst.c, ovr, len(outputs), ys)
+        return inst.derivatives()[1] + list(ys)
+    statuses, dd_cols, fd_cols = set(), [], []
+    columns = [("state", k, vr) for k, vr in enumerate(states)] + [("input", n, vr) for n, vr in inputs.items()]
+    for kind, key, vr in columns:
+        out = (c_double * len(unknown))()
+        statuses.add(inst.f.fmi2GetDirectionalDerivative(inst.c, uvr, len(unknown), (c_uint * 1)(vr), 1,
+                                                         (c_double * 1)(1.0), out))
+        if kind == "state":
+            def at(d):
+                inst.set_states([v + d if i == key else v for i, v in enumerate(x)])
+                return evaluate()
+            base = 2e-7 * max(1.0, abs(x[key]))
+        else:
+            u = float(start.get(key, 0.0))
+
+            def at(d):
+                inst.set({key: u + d})
+                return evaluate()
+            base = 2e-4 * max(1.0, abs(u))
+        # central differences at h and h/2, Richardson-extrapolated (error O(h⁴) beside the evaluation's noise)
+        d1 = [(p - m) / (2 * base) for p, m in zip(at(base), at(-base))]
+        d2 = [(p - m) / base for p, m in zip(at(base / 2), at(-base / 2))]
+        at(0.0)
+        fd = [(4 * b - a) / 3 for a, b in zip(d1, d2)]
+        dd_cols.append([0.0 if k in smooth_not else v for k, v in enumerate(out)])       # (norms at their kink)
+        fd_cols.append([0.0 if k in smooth_not else v for k, v in enumerate(fd)])
+    # per block (A: der/states, B: der/inputs, C: outputs/states, D: outputs/inputs), relative to its largest entry
+    blocks = {}
+    ns, nd = len(states), len(ders)
+    for name, cols, rows in (("A", range(ns), range(nd)), ("B", range(ns, len(columns)), range(nd)),
+                             ("C", range(ns), range(nd, len(unknown))), ("D", range(ns, len(columns)),
+                                                                         range(nd, len(unknown)))):
+        scale = max([abs(fd_cols[c][r]) for c in cols for r in rows] or [0.0])
+        err = max([abs(dd_cols[c][r] - fd_cols[c][r]) for c in cols for r in rows] or [0.0])
+        blocks[name] = [err / scale if scale else err, scale]
+    inst.free()
+    return {"blocks": blocks, "columns": len(columns), "statuses": sorted(statuses)}
 
 
 # ------------------------------------------------------------------------------------------ FMU states

@@ -3,7 +3,8 @@ one target, the same sources for every kind of FMU.
 
     every FMU        c/fmi2_cs.c (the FMI 2.0 API), c/instance.c, c/state.c, c/text.c, the generated header
                      fmu_mb_constants.h (fmu_mb.fmi.constants) and model table (fmu_mb.fmi.model_table)
-    a mechanism      c/mechanism.c, c/trajectories.c, native/arrays.c and the kernel library's object code
+    a mechanism      c/mechanism.c, c/trajectories.c, c/exchange.c and c/fmi2_me.c (Model Exchange, offered where
+                     the model table declares continuous states), native/arrays.c and the kernel library's object code
                      (fmu_mb.native.library: numba-compiled, C ABI), with its run source:
                      c/variants.c (native FMU: the option combinations it carries) or
                      c/python.c (Python FMU: the model file's Python builds them; Linux, pythonfmu's wrapper)
@@ -26,7 +27,7 @@ from .constants import c_header
 CORE = Path(__file__).resolve().parent / "c"
 NATIVE = Path(__file__).resolve().parents[1] / "native"
 COMMON = ("fmi2_cs.c", "instance.c", "state.c", "text.c")
-MECHANISM = ("mechanism.c", "trajectories.c")
+MECHANISM = ("mechanism.c", "trajectories.c", "exchange.c", "fmi2_me.c")
 SOURCES = {"native": "variants.c", "python": "python.c"}
 
 

@@ -15,30 +15,48 @@ from enum import IntEnum
 
 
 class Phase(IntEnum):
-    """Phases of an FMI 2.0 co-simulation instance (the standard's state machine, section 4.2.4)."""
+    """Phases of an FMI 2.0 instance: the co-simulation state machine (section 4.2.4) and, for a Model
+    Exchange instance, its event and continuous-time modes (section 3.2.3) in place of stepping."""
     INSTANTIATED = 0
     INITIALIZATION = 1
     STEPPING = 2
     TERMINATED = 3
+    EVENT = 4               # Model Exchange: event mode
+    CONTINUOUS = 5          # Model Exchange: continuous-time mode
 
 
 #: phase names as messages say them, in code order
-PHASE_NAMES = ("instantiated", "initialization mode", "stepping", "terminated")
+PHASE_NAMES = ("instantiated", "initialization mode", "stepping", "terminated", "event mode",
+               "continuous-time mode")
 
 _ALL = tuple(Phase)
 _I, _N, _S, _T = Phase.INSTANTIATED, Phase.INITIALIZATION, Phase.STEPPING, Phase.TERMINATED
-#: FMI 2.0 co-simulation state table: call -> (the phases it is allowed in, what a refusal advises or "")
+_E, _C = Phase.EVENT, Phase.CONTINUOUS
+#: FMI 2.0 state table of both interfaces (the Reference-FMUs' masks): call -> (the phases it is allowed in,
+#: what a refusal advises or ""). A co-simulation instance never is in event or continuous-time mode, a Model
+#: Exchange instance never stepping; the API files refuse the other interface's functions by name first.
 CALLS = {
     "fmi2SetupExperiment": ((_I,), ""),
     "fmi2EnterInitializationMode": ((_I,), ""),
     "fmi2ExitInitializationMode": ((_N,), "call fmi2EnterInitializationMode first"),
-    "fmi2Terminate": ((_S,), ""),
+    "fmi2Terminate": ((_S, _E, _C), ""),
     "fmi2DoStep": ((_S,), "it is allowed after fmi2ExitInitializationMode and before fmi2Terminate"),
-    "fmi2Get": ((_N, _S, _T), "call fmi2EnterInitializationMode first"),
-    "fmi2Set": ((_I, _N, _S), "variables cannot be set after fmi2Terminate"),
+    "fmi2Get": ((_N, _S, _T, _E, _C), "call fmi2EnterInitializationMode first"),
+    "fmi2Set": ((_I, _N, _S, _E, _C), "variables cannot be set after fmi2Terminate"),
     "fmi2Status": ((_S, _T), ""),
     "fmi2GetFMUstate": (_ALL, ""),
     "fmi2SetFMUstate": (_ALL, ""),
+    "fmi2EnterEventMode": ((_E, _C), "call fmi2ExitInitializationMode first"),
+    "fmi2NewDiscreteStates": ((_E,), "call fmi2EnterEventMode first"),
+    "fmi2EnterContinuousTimeMode": ((_E,), "call fmi2ExitInitializationMode (or fmi2EnterEventMode) first"),
+    "fmi2CompletedIntegratorStep": ((_C,), "call fmi2EnterContinuousTimeMode first"),
+    "fmi2SetTime": ((_E, _C), "call fmi2ExitInitializationMode first"),
+    "fmi2SetContinuousStates": ((_C,), "call fmi2EnterContinuousTimeMode first"),
+    "fmi2GetDerivatives": ((_E, _C, _T), "call fmi2ExitInitializationMode first"),
+    "fmi2GetContinuousStates": ((_N, _E, _C, _T), "call fmi2EnterInitializationMode first"),
+    "fmi2GetEventIndicators": ((_N, _E, _C, _T), "call fmi2EnterInitializationMode first"),
+    "fmi2GetNominalsOfContinuousStates": ((_I, _E, _C, _T), ""),
+    "fmi2GetDirectionalDerivative": ((_N, _S, _T, _E, _C), "call fmi2EnterInitializationMode first"),
 }
 
 
@@ -58,6 +76,7 @@ class Causality(IntEnum):
     PARAMETER = 0
     INPUT = 1
     OUTPUT = 2
+    LOCAL = 3               # a native FMU's continuous states and their derivatives (Model Exchange)
 
 
 class Role(IntEnum):
@@ -80,6 +99,8 @@ class Role(IntEnum):
     TRAJECTORY = 22         # <trajectory>.<parameter>
     OUTPUT = 30             # any output
     VIOLATION = 31          # <constraint>.violation(_angle): checked against solver.max_violation
+    STATE = 32              # state[k] (aux: slot k), a continuous state of Model Exchange
+    STATE_DERIVATIVE = 33   # der(state[k])
     GAIN_P = 40             # PD controller: Kp[i] (aux: channel)
     GAIN_D = 41             # Kd[i]
     TAU_MAX = 42            # tau_max[i]

@@ -13,6 +13,13 @@ variability for Integer/Boolean outputs; ``initial`` exactly where the
 causality/variability combination allows it; named options (the model file's Choice options and
 ``solver.integrator``) as FMI 2.0 Enumerations: a SimpleType per option in TypeDefinitions whose
 Items are its values with codes 0, 1, … (set and read with fmi2Set/GetInteger, as FMI 2.0 says).
+
+A native mechanism FMU also offers Model Exchange (its interface has continuous states, fmi.interface.add_states):
+``<ModelExchange>``, ``derivative`` on each ``der(state[k])``, ModelStructure/Derivatives, and Outputs whose
+dependencies list the knowns of Model Exchange (:func:`output_dependencies`). The one ModelStructure serves both
+interfaces (FMI 2.0): in co-simulation the inputs are held over each step, so what it lists as an input
+dependency is a dependency at the step's end only through the step; a co-simulation master may take it as
+direct feedthrough, which is the conservative reading.
 """
 from __future__ import annotations
 
@@ -32,13 +39,48 @@ def _num(x) -> str:
 
 
 def fmu_guid(itf: Interface) -> str:
-    """The FMU's GUID: a name-based UUID of the interface digest (the binary checks it at fmi2Instantiate)."""
-    return "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, "fmu_mb:" + itf.digest())) + "}"
+    """The FMU's GUID: a name-based UUID of the interface digest and its number of continuous states (the binary
+    checks it at fmi2Instantiate)."""
+    states = sum(v.source[0] == "state" for v in itf.vars)
+    return "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, "fmu_mb:" + itf.digest() + (f":{states}" if states else ""))) + "}"
 
 
 def enum_type_name(var_name: str) -> str:
     """The SimpleType of an enumerated variable: ``model.forearm`` → ``ModelForearm``."""
     return "".join(part[:1].upper() + part[1:] for part in var_name.replace("_", ".").split("."))
+
+
+#: outputs that are functions of the coordinates and rates alone (no input acts on them directly)
+KINEMATIC = frozenset({"q", "qd", "point", "point_v", "point_w", "point_R", "deflection", "kinetic", "potential"})
+#: outputs that are the energy counters among the states (fmi.interface.ENERGY_STATES)
+COUNTERS = frozenset({"dissipated", "work_in", "work_constraints"})
+
+
+def state_dependencies(itf: Interface) -> tuple[list, list, list]:
+    """ScalarVariable indices (1-based) of the state slots other than the energy counters, of the energy
+    counters' slots, and of the inputs."""
+    states = [vr + 1 for vr, v in enumerate(itf.vars) if v.source[0] == "state"]
+    inputs = [vr + 1 for vr, v in enumerate(itf.vars) if v.causality == "input"]
+    n_energy = 3 if states else 0
+    return states[:len(states) - n_energy], states[len(states) - n_energy:], inputs
+
+
+def output_dependencies(itf: Interface, vr: int) -> list:
+    """The knowns output ``vr`` depends on in Model Exchange (indices, 1-based): the kinematic outputs on the
+    coordinates and rates (every non-counter state slot: which slot holds a coordinate depends on the option
+    combination in force), the energy counters on their slots, every other output (reactions, friction,
+    accelerations through them, violations of programmed motions, counters) also on every input. Without
+    states (a Python FMU: co-simulation only): the inputs it depends on directly (``Var.depends``)."""
+    dynamic, energy, inputs = state_dependencies(itf)
+    v = itf.vars[vr]
+    if not dynamic:
+        index = {w.name: i + 1 for i, w in enumerate(itf.vars)}
+        return [index[n] for n in v.depends]
+    if v.source[0] in KINEMATIC:
+        return dynamic
+    if v.source[0] in COUNTERS:
+        return energy
+    return sorted(dynamic + inputs)
 
 
 def model_description(itf: Interface, description: str, version: str, tool: str, stop_time: float,
@@ -52,12 +94,20 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
                          description=description, author="fmu_mb", version=version, generationTool=tool,
                          generationDateAndTime=now, variableNamingConvention="structured",
                          numberOfEventIndicators="0")
+    derivative_of = {vr: [w.source for w in itf.vars].index(("state", v.source[1])) + 1
+                     for vr, v in enumerate(itf.vars) if v.source[0] == "state_der"}
+    if derivative_of:                   # continuous states: a native mechanism FMU offers Model Exchange too
+        etree.SubElement(root, "ModelExchange", modelIdentifier=model_identifier or itf.model,
+                         needsExecutionTool="false", completedIntegratorStepNotNeeded="false",
+                         canBeInstantiatedOnlyOncePerProcess="false", canNotUseMemoryManagementFunctions="true",
+                         canGetAndSetFMUstate="true", canSerializeFMUstate="true",
+                         providesDirectionalDerivative="true")
     etree.SubElement(root, "CoSimulation", modelIdentifier=model_identifier or itf.model,
                      needsExecutionTool="false", canHandleVariableCommunicationStepSize="true",
                      canInterpolateInputs="false", maxOutputDerivativeOrder="0", canRunAsynchronuously="false",
                      canBeInstantiatedOnlyOncePerProcess="false", canNotUseMemoryManagementFunctions="true",
                      canGetAndSetFMUstate="true", canSerializeFMUstate="true",
-                     providesDirectionalDerivative="false")
+                     providesDirectionalDerivative="true" if derivative_of else "false")
     used = sorted({v.unit for v in itf.vars if v.unit})
     if used:
         units = etree.SubElement(root, "UnitDefinitions")
@@ -90,6 +140,8 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
             attrs["initial"] = v.initial
         sv = etree.SubElement(mv, "ScalarVariable", **attrs)
         t = {"declaredType": enums[v.name]} if v.name in enums else {}
+        if vr in derivative_of:
+            t["derivative"] = str(derivative_of[vr])
         if v.type == "Real":
             if v.unit:
                 t["unit"] = v.unit
@@ -108,17 +160,25 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
         etree.SubElement(sv, "Enumeration" if v.name in enums else v.type, **t)
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [vr for vr, v in enumerate(itf.vars) if v.causality == "output"]
+
+    def unknown(parent, vr, deps):
+        attrs = {"index": str(vr + 1), "dependencies": " ".join(map(str, deps))}
+        if deps:
+            attrs["dependenciesKind"] = " ".join(["dependent"] * len(deps))
+        etree.SubElement(parent, "Unknown", **attrs)
     if outputs:
         out = etree.SubElement(ms, "Outputs")
-        index = {v.name: i + 1 for i, v in enumerate(itf.vars)}
         for vr in outputs:
-            deps = [index[n] for n in itf.vars[vr].depends]
-            attrs = {"index": str(vr + 1), "dependencies": " ".join(map(str, deps))}
-            if deps:
-                attrs["dependenciesKind"] = " ".join(["dependent"] * len(deps))
-            etree.SubElement(out, "Unknown", **attrs)
+            unknown(out, vr, output_dependencies(itf, vr))
+    if derivative_of:
+        dynamic, energy, inputs = state_dependencies(itf)
+        der = etree.SubElement(ms, "Derivatives")
+        for vr in derivative_of:           # every derivative: the coordinates, rates and friction states, the inputs
+            unknown(der, vr, sorted(dynamic + inputs))
+    calculated = [vr for vr, v in enumerate(itf.vars) if v.causality in ("output", "local")]
+    if calculated:
         init = etree.SubElement(ms, "InitialUnknowns")
-        for vr in outputs:
+        for vr in calculated:
             etree.SubElement(init, "Unknown", index=str(vr + 1))
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 

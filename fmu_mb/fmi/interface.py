@@ -76,7 +76,7 @@ class Var:
     def initial(self) -> str | None:
         if self.causality == "parameter":
             return "exact"
-        if self.causality == "output":
+        if self.causality in ("output", "local"):
             return "calculated"
         return None
 
@@ -131,9 +131,13 @@ class Interface:
         return itf
 
     def digest(self) -> str:
-        """Hash of names, types and causalities: identifies the interface in saved states."""
+        """Hash of names, types and causalities: identifies the interface in saved states. A native FMU's
+        continuous states (local: derived from the model's record, never saved as values) are left out, so FMU
+        states cross between the Python and the native FMU of one model."""
         h = hashlib.sha256(self.model.encode())
         for v in self.vars:
+            if v.causality == "local":
+                continue
             items = ",".join(name for name, _ in v.items)
             h.update(f"{v.name}|{v.type}|{v.causality}|{items}\n".encode())
         return h.hexdigest()
@@ -375,3 +379,39 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     for o in expand(cm, cspecs, has_prog):
         itf.add(Var(o.name, o.type, "output", o.variability, o.description, o.source, unit=o.unit))
     return itf
+
+
+#: the energy counters that end every state vector x (kernels.dynamics.write_state_derivative)
+ENERGY_STATES = ("energy.dissipated", "energy.work_in", "energy.work_constraints")
+
+
+def state_labels(cm: CompiledMechanism) -> list:
+    """What each element of the state x of ``cm`` is, for descriptions: coordinates, rates, friction states,
+    energy counters (the layout of fmu_mb.model.compiled)."""
+    nv = cm.model.nv
+    names = [f"coordinate {d}" for d in range(nv)]
+    for j in cm.joints:
+        for k in range(j.ndof):
+            names[j.dofadr + k] = f"{j.name}.q{index_suffix(j.ndof, k)}"
+    zjoint = {int(z): d for d, z in enumerate(cm.model.dof_fric_z) if z >= 0}
+    friction = [f"friction state of {names[zjoint[k]].rsplit('.', 1)[0]}" if k in zjoint else f"friction state {k}"
+                for k in range(cm.model.nz)]
+    energies = [f"{e} (the counter integrated by the model)" for e in ENERGY_STATES]
+    return names + [f"rate of {n}" for n in names] + friction + energies
+
+
+def add_states(itf: Interface, n_states: int, labels: list) -> None:
+    """Append the continuous states of a native FMU's Model Exchange interface: ``state[k]`` and
+    ``der(state[k])`` (local, continuous; k = 1 … ``n_states``, the most any option combination the FMU
+    carries has). Slot k holds element k of the state x of the combination in force (coordinates, rates,
+    friction states), the last three slots its energy counters; slots a smaller combination does not use read
+    0 and have derivative 0. ``labels``: what each element of x is in the default combination (descriptions)."""
+    n_dyn = len(labels) - len(ENERGY_STATES)
+    for k in range(n_states):
+        label = (labels[n_dyn + k - (n_states - len(ENERGY_STATES))] if k >= n_states - len(ENERGY_STATES)
+                 else labels[k] if k < n_dyn else "unused by the default options (0)")
+        itf.add(Var(f"state[{k + 1}]", "Real", "local", "continuous",
+                    f"continuous state {k + 1} (Model Exchange): {label} in the default options", ("state", k)))
+    for k in range(n_states):
+        itf.add(Var(f"der(state[{k + 1}])", "Real", "local", "continuous",
+                    f"time derivative of state[{k + 1}]", ("state_der", k)))

@@ -16,8 +16,8 @@ ROLES = {("option",): Role.OPTION, ("solver", "step_size"): Role.STEP, ("solver"
          ("body_force",): Role.BODY_FORCE, ("traj",): Role.TRAJECTORY,
          ("Kp",): Role.GAIN_P, ("Kd",): Role.GAIN_D, ("tau_max",): Role.TAU_MAX, ("q_ref",): Role.Q_REF,
          ("qd_ref",): Role.QD_REF, ("tau_ff",): Role.TAU_FF, ("q",): Role.Q_MEASURED, ("qd",): Role.QD_MEASURED,
-         ("tau",): Role.TAU_COMMAND}
-_BY_CHANNEL = {Role.GRAVITY, Role.GAIN_P, Role.GAIN_D, Role.TAU_MAX, Role.Q_REF, Role.QD_REF, Role.TAU_FF,
+         ("tau",): Role.TAU_COMMAND, ("state",): Role.STATE, ("state_der",): Role.STATE_DERIVATIVE}
+_BY_CHANNEL = {Role.STATE, Role.STATE_DERIVATIVE, Role.GRAVITY, Role.GAIN_P, Role.GAIN_D, Role.TAU_MAX, Role.Q_REF, Role.QD_REF, Role.TAU_FF,
                Role.Q_MEASURED, Role.QD_MEASURED, Role.TAU_COMMAND}
 
 
@@ -80,6 +80,7 @@ def model_table_source(itf, guid: str, marker: str, violation_info: dict | None 
     options = [v for v in itf.vars if v.source[0] == "option"]
     if option_values is None:
         option_values = [OptionValues.EVERY if v.items or v.type == "Boolean" else OptionValues.ANY for v in options]
+    lines.append(f"const int FMU_MB_NSTATES = {sum(v.source[0] == 'state' for v in itf.vars)};")
     lines.append(f"const int FMU_MB_NOPTIONS = {len(options)};")
     lines.append("const int FMU_MB_OPTION_VALUES[] = {" + ", ".join(str(int(x)) for x in option_values or [0]) + "};")
     lines.append(f"const int FMU_MB_NVARIANTS = {len(variant_rows)};")

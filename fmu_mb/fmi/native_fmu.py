@@ -232,7 +232,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     (:func:`carry_every_count`; False: at their defaults)."""
     from .builder import VERSION, checked_interface, finish_build
     from .description import fmu_guid, interface_markdown, model_description
-    from .interface import variant_key
+    from .interface import add_states, state_labels, variant_key
     t0 = time.perf_counter()
     targets = check_targets(targets or available_targets())
     model, model_file = registry.locate(model)
@@ -271,6 +271,8 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
             mechanisms.append(mechanism)
         run_time = _run_time_values(module, itf, [u[0] for u in unique], all_records, [u[2] for u in unique],
                                     tables, log)
+        # Model Exchange: as many continuous states as the largest combination carried
+        add_states(itf, max(m.model.nx for m in mechanisms), state_labels(mechanisms[0]))
         pack = arrays.write_variants(tmp / "variants.arrays", all_records, digest)
         violation = {v.source[1]: violation_text(v.source[1], mechanisms) for v in itf.vars
                      if v.source[0] in ("con_violation", "con_violation_angle")}

@@ -20,9 +20,9 @@ class Entry(NamedTuple):
 
 
 def array_type(t: str):
-    """(element code "f8" | "i8", number of dimensions) of an array argument type such as "f8[:, ::1]";
-    None for a scalar type ("f8", "i8", "b1")."""
-    m = re.fullmatch(r"(f8|i8)\[(.*)\]", t)
+    """(element code "f8" | "i8" | "c16", number of dimensions) of an array argument type such as "f8[:, ::1]";
+    None for a scalar type ("f8", "i8", "b1") and for "datac" (a complex-step Data: its address block)."""
+    m = re.fullmatch(r"(f8|i8|c16)\[(.*)\]", t)
     return None if m is None else (m.group(1), len(m.group(2).split(",")))
 
 
@@ -55,4 +55,9 @@ ENTRIES = {
     "gather_outputs_tree": Entry("outputs", "gather_outputs_tree", _GATHER, "void"),
     "gather_outputs_constrained": Entry("outputs", "gather_outputs_constrained", _GATHER, "void"),
     "fill_outputs": Entry("outputs", "fill_outputs", ("f8[::1]",) + _GATHER[4:], "void"),
+    # fmi2GetDirectionalDerivative: the complex-step Data (compiled.make_data(model, complex_step=True)), then
+    # x, t, tau, the direction (vx, vtau, vbf), the output table, complex work vectors xc, tc, fc, yc, and dxdot, dy
+    "directional_derivative": Entry("jacobian", "directional_derivative",
+                                    ("datac", "f8[::1]", "f8", "f8[::1]", "f8[::1]", "f8[::1]", "f8[::1]")
+                                    + _GATHER[4:9] + ("c16[::1]",) * 4 + ("f8[::1]", "f8[::1]"), "void"),
 }

@@ -57,6 +57,12 @@ def share_run_state(d, dc):
 @njit(cache=True, error_model="numpy")
 def _evaluate(m, d, dc, xc, t, tc, fc, vr, kind, a, b, f, yc):
     share_run_state(d, dc)
+    _pipeline(m, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
+
+
+@njit(cache=True, error_model="numpy")
+def _pipeline(m, dc, xc, t, tc, fc, vr, kind, a, b, f, yc):
+    """ẋ (fc) and the outputs (yc) on the complex Data."""
     if m.nc > 0:
         constrained_derivative(m, dc, xc, t, tc, fc)
         for k in range(kind.shape[0]):
@@ -160,3 +166,24 @@ def constraint_rate_jacobian(m, d, dc, x, t, dirs, qc, vc, out):
         constraint_terms(m, dc, qc, vc, t)
         for r in range(out.shape[0]):
             out[r, c] = dc.con_phid[r].imag / STEP
+
+
+@njit(cache=True, error_model="numpy")
+def directional_derivative(m, d, dc, x, t, tau, vx, vtau, vbf, vr, kind, a, b, f, xc, tc, fc, yc, dxdot, dy):
+    """The directional derivatives of the pipeline (FMI's fmi2GetDirectionalDerivative): dxdot = ∂ẋ/∂x·vx +
+    ∂ẋ/∂τ·vtau + ∂ẋ/∂f_b·vbf and dy the same of the outputs of the spec table (vr numbers 0..ny−1), at
+    state x, time t, driving forces τ (nv) and the run's body forces: one complex evaluation with the
+    imaginary step along the direction (vx: nx, vtau: nv, vbf: the body-force inputs d.bf_val). ``d``,
+    ``dc``, xc, tc, fc, yc as :func:`derivative_jacobian`'s."""
+    for k in range(x.shape[0]):
+        xc[k] = x[k] + 1j * STEP * vx[k]
+    for k in range(tau.shape[0]):
+        tc[k] = tau[k] + 1j * STEP * vtau[k]
+    share_run_state(d, dc)
+    for k in range(vbf.shape[0]):
+        dc.bf_val[k] = d.bf_val[k] + 1j * STEP * vbf[k]
+    _pipeline(m, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
+    for k in range(dxdot.shape[0]):
+        dxdot[k] = fc[k].imag / STEP
+    for k in range(dy.shape[0]):
+        dy[k] = yc[k].imag / STEP

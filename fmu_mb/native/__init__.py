@@ -24,7 +24,7 @@ import platform
 import sys
 from pathlib import Path
 
-from ..model.compiled import DATA_SCHEMA, MODEL_SCHEMA
+from ..model.compiled import DATA_SCHEMA, MODEL_SCHEMA, REAL_FIELDS
 from ..sources import this_core_digest
 
 #: where a core carries its native kernels (FMUs: resources/fmu_mb/native/lib)
@@ -45,12 +45,15 @@ def fallback_dir() -> Path:
 
 
 def field_schema() -> dict:
-    """{"model": [[field, dtype, ndim], ...], "data": [...]} from the schema of fmu_mb.model.compiled
+    """{"model": [[field, dtype, ndim], ...], "data": [...], "data_complex": [...]} (the complex-step Data of
+    compiled.make_data(model, complex_step=True)) from the schema of fmu_mb.model.compiled
     (ndim -1 for a scalar int field): the kernels' argument types, whatever mechanism they run."""
-    def rows(schema):
-        return [[f.name, "int64", -1] if f.dtype == "int" else [f.name, _NUMPY[f.dtype], len(f.shape)]
-                for f in schema]
-    return {"model": rows(MODEL_SCHEMA), "data": rows(DATA_SCHEMA)}
+    def rows(schema, complex_step=False):
+        return [[f.name, "int64", -1] if f.dtype == "int" else
+                [f.name, "complex128" if complex_step and f.dtype == "f8" and f.name not in REAL_FIELDS
+                 else _NUMPY[f.dtype], len(f.shape)] for f in schema]
+    return {"model": rows(MODEL_SCHEMA), "data": rows(DATA_SCHEMA),
+            "data_complex": rows(DATA_SCHEMA, complex_step=True)}
 
 
 _NUMPY = {"f8": "float64", "i8": "int64"}

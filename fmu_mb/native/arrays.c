@@ -185,3 +185,55 @@ int64_t *fmu_mb_arrays_block(fmu_mb_arrays *a, const char *prefix, int64_t *n) {
     *n = len;
     return block;
 }
+
+int64_t *fmu_mb_arrays_complex_block(fmu_mb_arrays *a, const char *prefix, const char *complex_fields, void **arena,
+                                     int64_t *n) {
+    size_t lp = strlen(prefix), bytes = 16, nf = strlen(complex_fields);
+    int64_t len = 0, k = 0, f = 0;
+    for (int64_t i = 0; i < a->n; i++) {
+        fmu_mb_record *r = &a->records[i];
+        if (strncmp(r->name, prefix, lp) != 0) continue;
+        len += r->kind == FMU_MB_ARRAYS_SCALAR ? 1 : 1 + r->ndim;
+        if (r->kind != FMU_MB_ARRAYS_SCALAR) bytes += (size_t)r->count * 16 + 16;
+    }
+    int64_t *block = (int64_t *)malloc((size_t)(len ? len : 1) * 8);
+    unsigned char *mem = (unsigned char *)calloc(bytes, 1);
+    if (!block || !mem) {
+        free(block);
+        free(mem);
+        return NULL;
+    }
+    size_t at = 0;
+    for (int64_t i = 0; i < a->n; i++) {
+        fmu_mb_record *r = &a->records[i];
+        if (strncmp(r->name, prefix, lp) != 0) continue;
+        int cplx = (size_t)f < nf && complex_fields[f] == '1';
+        ++f;
+        if (r->kind == FMU_MB_ARRAYS_SCALAR) {
+            block[k++] = *(int64_t *)r->values;
+            continue;
+        }
+        if ((size_t)f > nf || (cplx && r->kind != FMU_MB_ARRAYS_FLOAT64)) {     /* not this library's schema */
+            free(block);
+            free(mem);
+            return NULL;
+        }
+        at = (at + 15) & ~(size_t)15;
+        double *dst = (double *)(mem + at);
+        if (cplx)                                         /* the values as real parts, imaginary parts 0 */
+            for (int64_t j = 0; j < r->count; j++) dst[2 * j] = ((const double *)r->values)[j];
+        else if (r->count)
+            memcpy(dst, r->values, (size_t)r->count * 8);
+        at += (size_t)r->count * (cplx ? 16 : 8);
+        block[k++] = (int64_t)(intptr_t)dst;
+        for (int64_t d = 0; d < r->ndim; d++) block[k++] = r->shape[d];
+    }
+    if ((size_t)f != nf) {
+        free(block);
+        free(mem);
+        return NULL;
+    }
+    *arena = mem;
+    *n = len;
+    return block;
+}

@@ -33,5 +33,10 @@ fmu_mb_record *fmu_mb_arrays_find(fmu_mb_arrays *a, const char *name);
 /* The address block of the consecutive records whose names start with prefix ("model.", "data."):
  * per record its address and shape, a scalar its value. malloc'ed (free it); *n its length. */
 int64_t *fmu_mb_arrays_block(fmu_mb_arrays *a, const char *prefix, int64_t *n);
+/* The same block over copies of the records (a complex-step Data: the fields flagged '1' in complex_fields, one
+ * character per record in order, as complex128 with the values as real parts; the others copied as they are), in
+ * one allocation returned in *arena (free it and the block); NULL if the records do not fit the flags. */
+int64_t *fmu_mb_arrays_complex_block(fmu_mb_arrays *a, const char *prefix, const char *complex_fields, void **arena,
+                                     int64_t *n);
 void fmu_mb_arrays_free(fmu_mb_arrays *a);
 #endif

@@ -23,7 +23,7 @@ from ..kernels.entries import ENTRIES, array_type
 
 _C = {"f8": ctypes.c_double, "i8": ctypes.c_int64, "b1": ctypes.c_int64}
 _P = ctypes.c_void_p
-_DTYPES = {"f8": np.dtype(np.float64), "i8": np.dtype(np.int64)}
+_DTYPES = {"f8": np.dtype(np.float64), "i8": np.dtype(np.int64), "c16": np.dtype(np.complex128)}
 _I8 = _DTYPES["i8"]
 
 _ARRAYS: dict = {}
@@ -84,6 +84,10 @@ def _caller(lib, name: str):
             argtypes.append(_C[t])
             exprs.append(f"a{i}")
             continue
+        if t == "datac":                     # a complex-step Data's address block (CLibraryKernels.complex_handle)
+            argtypes.append(_P)
+            exprs.append(f"_block(a{i})")
+            continue
         code, ndim = array_type(t)
         argtypes += [_P] + [ctypes.c_int64] * ndim
         exprs.append(f"*_array(a{i}, _{code}, {ndim})")
@@ -139,3 +143,7 @@ class CLibraryKernels:
 
     def handles(self, model, data):
         return address_block(model, self.schema["model"]), address_block(data, self.schema["data"])
+
+    def complex_handle(self, data_complex):
+        """The address block of a complex-step Data (compiled.make_data(model, complex_step=True))."""
+        return address_block(data_complex, self.schema["data_complex"])

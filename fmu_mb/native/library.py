@@ -94,7 +94,8 @@ def _pointer_intrinsic(dtype):
     return as_pointer
 
 
-_POINTERS = {"float64": _pointer_intrinsic(types.float64), "int64": _pointer_intrinsic(types.int64)}
+_POINTERS = {"float64": _pointer_intrinsic(types.float64), "int64": _pointer_intrinsic(types.int64),
+             "complex128": _pointer_intrinsic(types.complex128)}
 
 
 def _decoder(cls, schema):
@@ -116,6 +117,8 @@ def _decoder(cls, schema):
 
 # numba argument type of the entry table -> (C parameters, numba cfunc argument types, expression rebuilding it)
 _SCALARS = {"f8": ("double", types.float64), "i8": ("int64_t", types.int64)}
+#: array element code -> (C element type, numba element type): a complex array is interleaved doubles in C
+_ELEMENTS = {**_SCALARS, "c16": ("double", types.complex128)}
 
 
 def _arg(i: int, t: str):
@@ -125,11 +128,13 @@ def _arg(i: int, t: str):
         return [f"{c} a{i}"], [nt], f"a{i}"
     if t == "b1":
         return [f"int64_t a{i}"], [types.int64], f"a{i} != 0"
+    if t == "datac":                                   # a complex-step Data, by its address block
+        return [f"const int64_t *a{i}"], [types.CPointer(types.int64)], f"datac_of(carray(a{i}, (NDBC,)))"
     arr = array_type(t)
     if arr is None:
         raise ValueError(f"no C form for kernel argument type {t!r}")
     code, ndim = arr
-    c, nt = _SCALARS[code]
+    c, nt = _ELEMENTS[code]
     dims = [f"a{i}_n{k}" for k in range(ndim)]
     return ([f"{c} *a{i}"] + [f"int64_t {d}" for d in dims], [types.CPointer(nt)] + [types.int64] * ndim,
             f"carray(a{i}, ({', '.join(dims)},))")
@@ -169,13 +174,14 @@ def compile_entries(names):
     (fmu_mb.native.kernel_compile)."""
     schema = field_schema()
     model_of, data_of = _decoder(ModelStruct, schema["model"]), _decoder(DataStruct, schema["data"])
+    datac_of = _decoder(DataStruct, schema["data_complex"])
     nmb = sum(1 if n < 0 else 1 + n for _, _, n in schema["model"])
     ndb = sum(1 if n < 0 else 1 + n for _, _, n in schema["data"])
     for name in names:
         e = ENTRIES[name]
         src, sig, *_ = entry_spec(name)
         ns = {"kernel": getattr(import_module(f"fmu_mb.kernels.{e.module}"), e.function), "model_of": model_of,
-              "data_of": data_of, "carray": carray, "NMB": nmb, "NDB": ndb}
+              "data_of": data_of, "datac_of": datac_of, "carray": carray, "NMB": nmb, "NDB": ndb, "NDBC": ndb}
         exec(src, ns)
         yield name, inner_ir(cfunc(sig, nopython=True, error_model="numpy")(ns["entry"]), f"fmu_mb_k_{name}")
 
@@ -228,7 +234,9 @@ def header_source(names) -> str:
     for name in names:
         _, _, cparams, ctype, _ = entry_spec(name)
         lines.append(f"FMU_MB_KERNELS_API int32_t fmu_mb_{name}({', '.join(cparams)}, {ctype} *result);")
-    lines += ["", "#endif", ""]
+    complex_fields = "".join("1" if dtype == "complex128" else "0" for _, dtype, _ in field_schema()["data_complex"])
+    lines += ["", "/* per Data field (schema order): complex128 in the complex-step Data of directional_derivative */",
+              f"#define FMU_MB_DATA_COMPLEX \"{complex_fields}\"", "", "#endif", ""]
     return "\n".join(lines)
 
 

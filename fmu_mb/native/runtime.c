@@ -1,4 +1,5 @@
-/* The part of numba's runtime (numba/core/runtime/nrt.cpp) that fmu_mb's compiled kernels use:
+/* The part of numba's runtime (numba/core/runtime/nrt.cpp) that fmu_mb's compiled kernels use (and, at the end,
+ * numba's helper for complex powers):
  * the boxes of the Model/Data StructRefs each entry builds (kernels.handles, native.library).
  * The layout of NRT_MemInfo is numba's (the compiled code reads refct and data in place).
  * Boxes are recycled through a small per-thread cache: after the first call of an entry on a
@@ -122,4 +123,30 @@ void NRT_MemInfo_call_dtor(NRT_MemInfo *mi) {
         }
     }
     free(mi);
+}
+
+/* numba's helper for complex ** complex (numba/_helperlib.c numba_cpow: CPython's _Py_c_pow, NaN where CPython
+ * raises), which the complex-step kernels call (kernels.jacobian: a power of a complex-step value). */
+#include <math.h>
+
+typedef struct {
+    double real, imag;
+} numba_complex;
+
+void numba_cpow(numba_complex *a, numba_complex *b, numba_complex *out) {
+    if (b->real == 0.0 && b->imag == 0.0) {
+        out->real = 1.0;
+        out->imag = 0.0;
+    } else if (a->real == 0.0 && a->imag == 0.0) {
+        out->real = out->imag = (b->imag != 0.0 || b->real < 0.0) ? NAN : 0.0;
+    } else {
+        double vabs = hypot(a->real, a->imag), len = pow(vabs, b->real), at = atan2(a->imag, a->real);
+        double phase = at * b->real;
+        if (b->imag != 0.0) {
+            len /= exp(at * b->imag);
+            phase += b->imag * log(vabs);
+        }
+        out->real = len * cos(phase);
+        out->imag = len * sin(phase);
+    }
 }

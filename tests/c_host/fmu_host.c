@@ -1,5 +1,8 @@
-/* A plain C FMI 2.0 co-simulation host for fmu_mb's native FMUs: no Python, no environment.
- * Usage: fmu_host BINARY RESOURCES_URI GUID N DT OUT VRS [VR=VALUE | VR:i=VALUE ...]
+/* A plain C FMI 2.0 host for fmu_mb's native FMUs (co-simulation, or Model Exchange integrated by RK4 here): no
+ * Python, no environment.
+ * Usage: fmu_host [--me=NX,M] BINARY RESOURCES_URI GUID N DT OUT VRS [VR=VALUE | VR:i=VALUE ...]
+ *   --me=NX,M  Model Exchange: NX continuous states, M classical RK4 steps per communication step (fmi2SetTime,
+ *              fmi2SetContinuousStates, fmi2GetDerivatives; fmi2CompletedIntegratorStep after each)
  *   BINARY  binaries/linux64/<id>.so or binaries/win64/<id>.dll of an extracted FMU
  *   N, DT   number and size of communication steps from t = 0 (at t_k = k DT, as FMPy steps)
  *   OUT     file receiving, after each step, the Real values of VRS (raw float64)
@@ -33,6 +36,41 @@ typedef fmi2Status (*real_t)(fmi2Component, const fmi2ValueReference *, size_t, 
 typedef fmi2Status (*integer_t)(fmi2Component, const fmi2ValueReference *, size_t, const int *);
 typedef fmi2Status (*step_t)(fmi2Component, double, double, int);
 typedef void (*free_t)(fmi2Component);
+typedef fmi2Status (*time_t_)(fmi2Component, double);
+typedef fmi2Status (*states_t)(fmi2Component, double *, size_t);
+typedef fmi2Status (*completed_t)(fmi2Component, int, int *, int *);
+
+/* Model Exchange: the states from t over dt by m classical RK4 steps; 0 on failure. */
+typedef struct {
+    time_t_ set_time;
+    states_t set_states, get_states, get_derivatives;
+    completed_t completed;
+    size_t nx;
+    double *x, *y, *k[4];
+} Me;
+
+static int derivative(fmi2Component c, Me *me, double t, const double *x, double *dx) {
+    return me->set_time(c, t) <= 1 && me->set_states(c, (double *)x, me->nx) <= 1 &&
+           me->get_derivatives(c, dx, me->nx) <= 1;
+}
+
+static int rk4(fmi2Component c, Me *me, double t, double dt, long m) {
+    double h = dt / (double)m;
+    const double a[3] = {0.5, 0.5, 1.0};
+    for (long s = 0; s < m; ++s, t += h) {
+        if (!derivative(c, me, t, me->x, me->k[0])) return 0;
+        for (int j = 0; j < 3; ++j) {
+            for (size_t i = 0; i < me->nx; ++i) me->y[i] = me->x[i] + a[j] * h * me->k[j][i];
+            if (!derivative(c, me, t + a[j] * h, me->y, me->k[j + 1])) return 0;
+        }
+        for (size_t i = 0; i < me->nx; ++i)
+            me->x[i] += h / 6.0 * (me->k[0][i] + 2.0 * me->k[1][i] + 2.0 * me->k[2][i] + me->k[3][i]);
+        int event = 0, stop = 0;
+        if (me->set_time(c, t + h) > 1 || me->set_states(c, me->x, me->nx) > 1 || me->completed(c, 1, &event, &stop) > 1)
+            return 0;
+    }
+    return 1;
+}
 
 static void logger(void *env, const char *name, int status, const char *category, const char *message, ...) {
     (void)env;
@@ -49,6 +87,15 @@ static void *need(void *lib, const char *name) {
 }
 
 int main(int argc, char **argv) {
+    long nx = 0, m = 0;
+    if (argc > 1 && strncmp(argv[1], "--me=", 5) == 0) {       /* Model Exchange */
+        if (sscanf(argv[1] + 5, "%ld,%ld", &nx, &m) != 2 || nx <= 0 || m <= 0) {
+            fprintf(stderr, "--me=NX,M: NX states, M RK4 steps per communication step\n");
+            return 2;
+        }
+        ++argv;
+        --argc;
+    }
     if (argc < 8) {
         fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID N DT OUT VRS [VR=VALUE ...]\n", argv[0]);
         return 2;
@@ -68,7 +115,19 @@ int main(int argc, char **argv) {
     step_t do_step = (step_t)need(lib, "fmi2DoStep");
     free_t free_instance = (free_t)need(lib, "fmi2FreeInstance");
     callbacks_t cb = {logger, calloc, free, NULL, NULL};
-    fmi2Component c = instantiate("host", 1, argv[3], argv[2], &cb, 0, 0);
+    Me me = {0};
+    if (nx) {
+        me.set_time = (time_t_)need(lib, "fmi2SetTime");
+        me.set_states = (states_t)need(lib, "fmi2SetContinuousStates");
+        me.get_states = (states_t)need(lib, "fmi2GetContinuousStates");
+        me.get_derivatives = (states_t)need(lib, "fmi2GetDerivatives");
+        me.completed = (completed_t)need(lib, "fmi2CompletedIntegratorStep");
+        me.nx = (size_t)nx;
+        me.x = calloc((size_t)nx, 8);
+        me.y = calloc((size_t)nx, 8);
+        for (int j = 0; j < 4; ++j) me.k[j] = calloc((size_t)nx, 8);
+    }
+    fmi2Component c = instantiate("host", nx ? 0 : 1, argv[3], argv[2], &cb, 0, 0);
     if (!c) {
         fprintf(stderr, "fmi2Instantiate failed\n");
         return 4;
@@ -94,6 +153,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fmi2ExitInitializationMode failed\n");
         return 4;
     }
+    if (nx && (((call_t)need(lib, "fmi2EnterContinuousTimeMode"))(c) > 1 || me.get_states(c, me.x, me.nx) > 1)) {
+        fprintf(stderr, "fmi2EnterContinuousTimeMode / fmi2GetContinuousStates failed\n");
+        return 4;
+    }
     static fmi2ValueReference reals[65536];
     int nreal = 0;
     for (char *p = argv[7]; *p && nreal < 65536;) {
@@ -108,8 +171,8 @@ int main(int argc, char **argv) {
     double *vals = malloc(sizeof(double) * (size_t)(nreal + 1));
     for (long k = 0; k < n; ++k) {
         double t = (double)k * dt, next = (double)(k + 1) * dt;      /* FMPy's time grid */
-        if (do_step(c, t, next - t, 1) > 1) {
-            fprintf(stderr, "fmi2DoStep at step %ld failed\n", k);
+        if (nx ? !rk4(c, &me, t, next - t, m) : do_step(c, t, next - t, 1) > 1) {
+            fprintf(stderr, "%s at step %ld failed\n", nx ? "the Model Exchange RK4 step" : "fmi2DoStep", k);
             return 5;
         }
         if (get_real(c, reals, (size_t)nreal, vals) > 1) {

@@ -123,14 +123,21 @@ def test_every_template_is_used_and_formats_in_both_languages():
 
 
 def test_every_phase_mask_is_the_state_table():
-    """The masks are the FMI 2.0 co-simulation state table: stepping only while stepping, values read from
-    initialization on, set until fmi2Terminate, the experiment set up only when instantiated."""
+    """The masks are the FMI 2.0 state tables: co-simulation's (stepping only while stepping, values read from
+    initialization on, set until fmi2Terminate, the experiment set up only when instantiated) and Model
+    Exchange's (its event and continuous-time modes take stepping's place; states set only in continuous-time
+    mode)."""
     P = constants.Phase
     allowed = {call: {p for p in P if constants.phase_mask(call) >> p & 1} for call in constants.CALLS}
-    assert allowed["fmi2DoStep"] == {P.STEPPING} and allowed["fmi2Terminate"] == {P.STEPPING}
-    assert allowed["fmi2Get"] == {P.INITIALIZATION, P.STEPPING, P.TERMINATED}
-    assert allowed["fmi2Set"] == {P.INSTANTIATED, P.INITIALIZATION, P.STEPPING}
+    running = {P.STEPPING, P.EVENT, P.CONTINUOUS}
+    assert allowed["fmi2DoStep"] == {P.STEPPING} and allowed["fmi2Terminate"] == running
+    assert allowed["fmi2Get"] == {P.INITIALIZATION, P.TERMINATED} | running
+    assert allowed["fmi2Set"] == {P.INSTANTIATED, P.INITIALIZATION} | running
     assert allowed["fmi2SetupExperiment"] == allowed["fmi2EnterInitializationMode"] == {P.INSTANTIATED}
+    assert allowed["fmi2SetContinuousStates"] == allowed["fmi2CompletedIntegratorStep"] == {P.CONTINUOUS}
+    assert allowed["fmi2NewDiscreteStates"] == allowed["fmi2EnterContinuousTimeMode"] == {P.EVENT}
+    assert allowed["fmi2SetTime"] == allowed["fmi2EnterEventMode"] == {P.EVENT, P.CONTINUOUS}
+    assert allowed["fmi2GetDerivatives"] == {P.EVENT, P.CONTINUOUS, P.TERMINATED}
 
 
 def test_the_test_hosts_state_layout_is_the_fmus():

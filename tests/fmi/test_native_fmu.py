@@ -238,7 +238,7 @@ def test_the_binaries_need_no_python(native_fmus, tmp_path):
     undefined = [ln.split()[-1] for ln in nm if " U " in ln or " w " in ln]
     assert not [s for s in undefined if "Py" in s or "numba" in s.lower() or "NRT" in s or "numpy" in s], undefined
     exported = [ln.split()[-1] for ln in nm if ln.split()[-2:-1] == ["T"]]
-    assert all(s.startswith("fmi2") for s in exported) and len(set(exported)) == 34, exported   # FMI 2.0 CS API
+    assert all(s.startswith("fmi2") for s in exported) and len(set(exported)) == 44, exported   # FMI 2.0: CS + ME
     dll = d / "binaries" / "win64" / "crane.dll"
     if not dll.exists():
         assert not MINGW

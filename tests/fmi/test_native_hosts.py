@@ -96,6 +96,49 @@ def test_the_win64_fmu_runs_under_wine(native_fmus, tmp_path, wine_prefix, model
     assert rel[k] <= 1e-11, (names[k], rel[k])
 
 
+# ------------------------------------------------------------------------------------------ Model Exchange
+#: Model Exchange runs of the plain C host (its --me mode: classical RK4 over fmi2SetTime,
+#: fmi2SetContinuousStates and fmi2GetDerivatives, M steps per 10 ms communication step, 10 steps): the drives
+#: of five_axis; the crane at full detail (flexible jib at n_div 7, LuGre; RK4 at 2e-5 s); the mobile robot's
+#: compiled steering table
+ME_RUNS = [("five_axis", {}, 10), ("crane", {"model.link": 1, "model.n_div": 7, "model.friction": 2}, 500),
+           ("mobile_robot", {"steering.right": -0.3, "steering.t_right": 0.1, "steering.ramp": 0.2}, 10)]
+
+
+def _me_run(run, host, folder, model, target, start, m, out):
+    """Every Real output after each of 10 communication steps of the host's Model Exchange run."""
+    nx = len(read_model_description(str(Path(folder) / "modelDescription.xml")).derivatives)
+    args, names = _host_args(model, folder, target, 10, 0.01, out, start)
+    done = run([str(host), f"--me={nx},{m}", *args])
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    return np.fromfile(out).reshape(10, len(names)), names
+
+
+def _linux_me_run(native_fmus, tmp_path, model, start, m):
+    folder = extract(str(native_fmus[model].path), str(tmp_path / f"{model}_linux"))
+    host = _compile(shutil.which("cc") or "gcc", HERE / "c_host" / "fmu_host.c", tmp_path / "fmu_host_linux",
+                    ["-ldl"])
+    return _me_run(lambda a: subprocess.run(a, capture_output=True, text=True, env={}, timeout=600), host, folder,
+                   model, "linux64", start, m, tmp_path / "linux.bin")
+
+
+@pytest.mark.parametrize("model,options,m", ME_RUNS)
+def test_model_exchange_runs_under_wine_as_on_linux(native_fmus, tmp_path, wine_prefix, model, options, m):
+    """The Model Exchange interface of the win64 DLL under wine: the C host's RK4 run equals the same host's run
+    of the Linux binary within 1e-11 relative (to max(1, |value|); msvcrt's libm, as the co-simulation runs)."""
+    if not (MINGW and WINE):
+        pytest.skip(MISSING)
+    start = {**DRIVES.get(model, {}), **options}
+    want, names = _linux_me_run(native_fmus, tmp_path, model, start, m)
+    folder = extract(str(native_fmus[model].path), str(tmp_path / model))
+    host = _compile(MINGW, HERE / "c_host" / "fmu_host.c", tmp_path / "fmu_host.exe", ["-static-libgcc"])
+    got, _ = _me_run(lambda a: run_wine(wine_prefix, a), host, folder, model, "win64", start, m, tmp_path / "w.bin")
+    rel = np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want)), axis=0)
+    k = int(np.argmax(rel))
+    print(f"{model}: worst {rel[k]:.2e} relative in {names[k]}; {int(np.sum(rel == 0))} of {len(names)} bitwise")
+    assert rel[k] <= 1e-11, (names[k], rel[k])
+
+
 # ------------------------------------------------------------------------------------------ libcosim
 def test_libcosim_steps_two_native_instances_in_parallel_worker_threads(tmp_path):
     """OSP libcosim runs two five_axis instances (different drives) with its worker-thread pool: each
@@ -180,6 +223,22 @@ def test_the_aarch64_fmu_runs_under_qemu(native_fmus, aarch64_fmus, tmp_path, mo
     got = np.fromfile(tmp_path / "out.bin").reshape(50, len(names))
     ref, _ = _run(native_fmus[model].path, start, 0.5)
     want = np.array([[row[n] for n in names] for row in ref[1:]])
+    assert np.array_equal(got, want), np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want)))
+
+
+@pytest.mark.parametrize("model,options,m", ME_RUNS)
+def test_model_exchange_runs_under_qemu_as_on_x86_64(native_fmus, aarch64_fmus, tmp_path, model, options, m):
+    """The Model Exchange interface of the linux-aarch64 FMU under qemu-aarch64: the cross-compiled C host's RK4
+    run is bitwise the x86-64 host's run of the x86-64 FMU."""
+    if model not in aarch64_fmus:
+        pytest.skip(f"no AArch64 {model} FMU in this run")
+    start = {**DRIVES.get(model, {}), **options}
+    want, _ = _linux_me_run(native_fmus, tmp_path, model, start, m)
+    folder = extract(str(aarch64_fmus[model].path), str(tmp_path / model))
+    host = _compile(AARCH64_CC, HERE / "c_host" / "fmu_host.c", tmp_path / "fmu_host", ["-ldl"])
+    got, _ = _me_run(lambda a: subprocess.run([QEMU, "-L", str(AARCH64_SYSROOT), *a], capture_output=True,
+                                              text=True, env={}, timeout=900),
+                     host, folder, model, "linux64", start, m, tmp_path / "a.bin")
     assert np.array_equal(got, want), np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want)))
 
 

@@ -257,7 +257,7 @@ def test_the_windows_library_steps_under_wine_like_the_simulator(libraries, wine
 def _thread_exit_peaks(cc, shared, host, run) -> list:
     """Peak memory (KiB) of tests/c_host/thread_exit.c after a few and after many threads."""
     from fmu_mb.native.library import RUNTIME_C
-    for cmd in ([cc, "-O2", "-std=gnu11", "-shared", *shared[1:], "-o", shared[0], str(RUNTIME_C)],
+    for cmd in ([cc, "-O2", "-std=gnu11", "-shared", "-o", shared[0], str(RUNTIME_C), *shared[1:]],
                 [cc, "-O2", "-std=gnu11", "-I", str(HOST_DIR), "-o", host, str(HOST_DIR / "thread_exit.c"),
                  *(["-ldl", "-lpthread"] if cc != MINGW else [])]):
         built = subprocess.run(cmd, capture_output=True, text=True)
@@ -277,7 +277,7 @@ def test_a_thread_that_ends_takes_its_box_cache_with_it(tmp_path):
     thread three times). Peak resident memory (VmHWM) after 500 and 5000 threads: within 1 MiB (measured
     1656 and 1652 KiB; with the cache kept, as before: 1868 and 3984 KiB, ≈ 470 bytes per ended thread)."""
     lib, host = tmp_path / "runtime.so", tmp_path / "thread_exit"
-    peaks = _thread_exit_peaks(shutil.which("cc") or "gcc", [str(lib), "-fPIC"], str(host),
+    peaks = _thread_exit_peaks(shutil.which("cc") or "gcc", [str(lib), "-fPIC", "-lm"], str(host),
                                lambda n: subprocess.run([str(host), str(lib), str(n)], capture_output=True,
                                                         text=True, env={}, timeout=300))
     assert peaks[1] - peaks[0] < 1024, peaks

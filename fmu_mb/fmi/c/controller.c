@@ -88,6 +88,24 @@ int model_restore_inputs(Instance *s) {
     return 1;
 }
 
+/* The controller offers no directional derivatives (its modelDescription: providesDirectionalDerivative = false). */
+int model_has_directional_derivatives(void) { return 0; }
+
+int model_directional_derivative(Instance *s, const fmi2ValueReference unknown[], size_t nu,
+                                 const fmi2ValueReference known[], size_t nk, const double dv[], double dz[],
+                                 char *why, size_t len) {
+    (void)s; (void)unknown; (void)nu; (void)known; (void)nk; (void)dv; (void)dz;
+    snprintf(why, len, MSG_NO_DIRECTIONAL_DERIVATIVE, "fmi2GetDirectionalDerivative");
+    return 0;
+}
+
+/* Inputs act at once anyway (FMU_MB_FEEDTHROUGH); the controller has no continuous states, so no Model Exchange
+ * instance of it exists (fmi2Instantiate refuses one: FMU_MB_NSTATES = 0). */
+int model_take_inputs(Instance *s) {
+    (void)s;
+    return 1;
+}
+
 int model_step(Instance *s, double t, double dt) {
     (void)s;
     (void)t;

@@ -2,8 +2,11 @@
  * The fmu_mb FMU core: one instance, its variables, its phase and its FMU states, written once under the
  * FMI API files (fmi2_cs.c). Layout, the Modelica Reference-FMUs' way:
  *
- *   fmi2_cs.c      the FMI 2.0 co-simulation API: argument checks and the state table, then the core
+ *   fmi2_cs.c      the FMI 2.0 API common to both interfaces and co-simulation's: argument checks and the
+ *                  state table, then the core
+ *   fmi2_me.c      the FMI 2.0 Model Exchange API (a mechanism FMU declaring continuous states)
  *   instance.c     life cycle, logging, variable access, stepping (this header's fmu_* functions)
+ *   exchange.c     Model Exchange: time, continuous states, derivatives, event and continuous-time modes
  *   state.c        FMU states: the checked byte record, get/set/serialize
  *   text.c         message text: repr() of doubles, UTF-8, file URIs
  *   model.h        what a model implements for the core (mechanism.c or controller.c)
@@ -57,8 +60,11 @@ typedef struct Instance {
     double *kept;                      /* scratch: values (and from FMU_MB_NVARS + 1 on, held inputs) kept while a
                                           state is tried */
     int ready;                         /* the model is built for `built` */
-    int n_params, n_inputs, n_outputs;
-    int *params, *inputs, *outputs;    /* value references by causality */
+    int n_params, n_inputs, n_outputs, n_locals;
+    int *params, *inputs, *outputs, *locals;   /* value references by causality */
+    int me;                            /* instantiated for Model Exchange (else co-simulation) */
+    int dirty;                         /* Model Exchange: time, states or inputs changed since the outputs and
+                                          derivatives were evaluated */
     void *model;                       /* the model's per-instance data (model.h) */
     StateBlob *states;
 } Instance;
@@ -81,9 +87,10 @@ int fmu_category_index(const char *name);
 int fmu_decode_file_uri(const char *uri, char *out, size_t size, int decode, char *why, size_t wsize);
 
 /* The instance --------------------------------------------------------------------------------------- */
-/* `cosimulation`: the host asked for co-simulation (else `requested_type` is named in the refusal). */
-Instance *fmu_instantiate(const char *name, int cosimulation, int requested_type, const char *guid,
-                          const char *resource_uri, const fmi2CallbackFunctions *cb, int logging_on);
+/* `type`: fmi2ModelExchange or fmi2CoSimulation (Model Exchange only where the FMU declares continuous states,
+ * FMU_MB_NSTATES > 0; anything else refused by name). */
+Instance *fmu_instantiate(const char *name, int type, const char *guid, const char *resource_uri,
+                          const fmi2CallbackFunctions *cb, int logging_on);
 void fmu_free(Instance *s);                      /* (the API frees its FMU states first: fmu_free_states) */
 void fmu_reset(Instance *s);
 /* fmi2Error unless the instance is in a phase of `mask` (FMU_MB_MASK_*), naming the call and the hint. */
@@ -97,6 +104,8 @@ fmi2Status fmu_do_step(Instance *s, double t, double dt);
 /* Variables: type is FMU_MB_TYPE_*; values as doubles (Integer and Boolean converted by the API file). */
 int fmu_get(Instance *s, const fmi2ValueReference vr[], size_t n, int type, double out[]);
 int fmu_set(Instance *s, const fmi2ValueReference vr[], size_t n, int type, const double in[]);
+/* The call is of the interface this instance was instantiated for (`me`: a Model Exchange function); logged. */
+int fmu_interface_is(Instance *s, int me);
 /* The model built for the current parameters and its outputs evaluated (1), or why not logged (0). */
 int fmu_ensure_built(Instance *s);
 /* The value of the parameter of `role` (gravity: axis `aux`), NaN if the FMU has none. */
@@ -104,6 +113,24 @@ double fmu_param(const Instance *s, int role, int aux);
 int fmu_has_param(int role);
 /* Every parameter within its range (every offending one logged). */
 int fmu_check_parameters(Instance *s);
+
+/* Directional derivatives of the derivatives and outputs at the current state and inputs in force (both
+ * interfaces; the API file checked the phase and the pointers): dz = Σ ∂unknown/∂known · dv. */
+int fmu_has_directional_derivatives(void);     /* the model offers them (providesDirectionalDerivative) */
+int fmu_get_directional_derivative(Instance *s, const fmi2ValueReference unknown[], size_t nu,
+                                   const fmi2ValueReference known[], size_t nk, const double dv[], double dz[]);
+
+/* Model Exchange (exchange.c); every function checked its phase and arguments' pointers already */
+int fmu_set_time(Instance *s, double t);
+int fmu_set_states(Instance *s, const double x[], size_t nx);
+int fmu_get_states(Instance *s, double x[], size_t nx);
+int fmu_get_nominals(Instance *s, double x[], size_t nx);
+fmi2Status fmu_get_derivatives(Instance *s, double dx[], size_t nx);   /* fmi2Discard: not finite */
+int fmu_get_event_indicators(Instance *s, size_t ni);
+int fmu_completed_integrator_step(Instance *s, int *enter_event_mode, int *terminate);
+int fmu_new_discrete_states(Instance *s, fmi2EventInfo *info);
+int fmu_enter_event_mode(Instance *s);
+int fmu_enter_continuous_time_mode(Instance *s);
 
 /* FMU states (state.c) ------------------------------------------------------------------------------- */
 int fmu_get_state(Instance *s, fmi2FMUstate *state);

@@ -1,5 +1,6 @@
 /*
- * The FMI 2.0 co-simulation API of an fmu_mb FMU: only the mapping of FMI calls onto the core (core.h).
+ * The FMI 2.0 API of an fmu_mb FMU common to both interfaces, and co-simulation's (Model Exchange's own functions:
+ * fmi2_me.c): only the mapping of FMI calls onto the core (core.h).
  * Each function checks its component, its pointer arguments and the co-simulation state table (the phase
  * masks FMU_MB_MASK_* generated from fmu_mb.fmi.constants.CALLS) and converts FMI 2.0's Integer and Boolean
  * values; the core does the rest. No physics, no model knowledge.
@@ -9,22 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core.h"
-
-static Instance *instance_of(fmi2Component c) {
-    Instance *s = (Instance *)c;
-    return (s && s->magic == INSTANCE_MAGIC) ? s : NULL;
-}
-
-/* The instance of c, serving `name`, in a phase of the call `mask` allows (logged otherwise). */
-#define BEGIN(name)                               \
-    Instance *s = instance_of(c);                 \
-    if (!s) return fmi2Error;                     \
-    s->call = name
-#define BEGIN_IN(name, mask)                                                              \
-    BEGIN(name);                                                                          \
-    if (!fmu_phase_allows(s, FMU_MB_MASK_##mask, FMU_MB_HINT_##mask)) return fmi2Error
-#define STATUS(ok) ((ok) ? fmi2OK : fmi2Error)
+#include "api.h"
 
 static int arrays_ok(Instance *s, size_t n, const void *vr, const void *v) {
     if (n > FMU_MB_MAX_VALUES) {
@@ -45,7 +31,7 @@ FMI2_Export fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2St
                                           const fmi2CallbackFunctions *cb, fmi2Boolean visible,
                                           fmi2Boolean loggingOn) {
     (void)visible;
-    return fmu_instantiate(name, type == fmi2CoSimulation, (int)type, guid, resources, cb, loggingOn);
+    return fmu_instantiate(name, (int)type, guid, resources, cb, loggingOn);
 }
 
 FMI2_Export void fmi2FreeInstance(fmi2Component c) {
@@ -174,12 +160,15 @@ FMI2_Export fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference v
  */
 FMI2_Export fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real dt, fmi2Boolean noSetFMUStatePriorToCurrentPoint) {
     (void)noSetFMUStatePriorToCurrentPoint;
-    BEGIN_IN("fmi2DoStep", fmi2DoStep);
+    BEGIN("fmi2DoStep");
+    if (!fmu_interface_is(s, 0) || !fmu_phase_allows(s, FMU_MB_MASK_fmi2DoStep, FMU_MB_HINT_fmi2DoStep))
+        return fmi2Error;
     return fmu_do_step(s, t, dt);
 }
 
 FMI2_Export fmi2Status fmi2CancelStep(fmi2Component c) {
     BEGIN("fmi2CancelStep");
+    if (!fmu_interface_is(s, 0)) return fmi2Error;
     FMU_ERROR(s, MSG_NO_ASYNCHRONOUS_STEP, s->call);
     return fmi2Error;
 }
@@ -223,6 +212,7 @@ FMI2_Export fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b
  */
 /* fmi2OK if `kind` is `offered` (-1: none) and the call may be answered; else the error or fmi2Discard. */
 static fmi2Status inquiry(Instance *s, const void *value, fmi2StatusKind kind, int offered) {
+    if (!fmu_interface_is(s, 0)) return fmi2Error;
     if (!fmu_phase_allows(s, FMU_MB_MASK_fmi2Status, FMU_MB_HINT_fmi2Status)) return fmi2Error;
     if (!value) {
         FMU_ERROR(s, MSG_NULL_ARGUMENT, s->call, "the value pointer");
@@ -257,22 +247,31 @@ FMI2_Export fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKin
 }
 
 /* ------------------------------------------------------------------------------------------------
- * What this FMU does not offer (modelDescription: providesDirectionalDerivative = false,
- * canInterpolateInputs = false, maxOutputDerivativeOrder = 0)
+ * Directional derivatives (both interfaces; a model without them refuses: providesDirectionalDerivative = false)
  */
-FMI2_Export fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[], size_t nu,
-                                                    const fmi2ValueReference z[], size_t nz, const fmi2Real dv[],
-                                                    fmi2Real dz[]) {
-    (void)u; (void)nu; (void)z; (void)nz; (void)dv; (void)dz;
+FMI2_Export fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown_ref[],
+                                                    size_t nUnknown, const fmi2ValueReference vKnown_ref[],
+                                                    size_t nKnown, const fmi2Real dvKnown[], fmi2Real dvUnknown[]) {
     BEGIN("fmi2GetDirectionalDerivative");
-    FMU_ERROR(s, MSG_NO_DIRECTIONAL_DERIVATIVE, s->call);
-    return fmi2Error;
+    if (!fmu_has_directional_derivatives()) {
+        FMU_ERROR(s, MSG_NO_DIRECTIONAL_DERIVATIVE, s->call);
+        return fmi2Error;
+    }
+    if (!fmu_phase_allows(s, FMU_MB_MASK_fmi2GetDirectionalDerivative, FMU_MB_HINT_fmi2GetDirectionalDerivative) ||
+        !arrays_ok(s, nUnknown, vUnknown_ref, dvUnknown) || !arrays_ok(s, nKnown, vKnown_ref, dvKnown))
+        return fmi2Error;
+    return STATUS(fmu_get_directional_derivative(s, vUnknown_ref, nUnknown, vKnown_ref, nKnown, dvKnown, dvUnknown));
 }
+
+/* ------------------------------------------------------------------------------------------------
+ * What this FMU does not offer (modelDescription: canInterpolateInputs = false, maxOutputDerivativeOrder = 0)
+ */
 
 FMI2_Export fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                                    const fmi2Integer order[], const fmi2Real v[]) {
     (void)vr; (void)n; (void)order; (void)v;
     BEGIN("fmi2SetRealInputDerivatives");
+    if (!fmu_interface_is(s, 0)) return fmi2Error;
     FMU_ERROR(s, MSG_NO_INPUT_DERIVATIVES, s->call);
     return fmi2Error;
 }
@@ -281,6 +280,7 @@ FMI2_Export fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2V
                                                     const fmi2Integer order[], fmi2Real v[]) {
     (void)vr; (void)n; (void)order; (void)v;
     BEGIN("fmi2GetRealOutputDerivatives");
+    if (!fmu_interface_is(s, 0)) return fmi2Error;
     FMU_ERROR(s, MSG_NO_OUTPUT_DERIVATIVES, s->call);
     return fmi2Error;
 }

@@ -22,7 +22,15 @@ static const char *const PHASES[] = FMU_MB_PHASE_NAMES;
 
 int fmu_phase_allows(Instance *s, unsigned mask, const char *hint) {
     if ((mask >> s->phase) & 1u) return 1;
-    FMU_ERROR(s, MSG_PHASE_REFUSED, s->call, PHASES[s->phase], hint && *hint ? "; " : "", hint ? hint : "");
+    FMU_ERROR(s, MSG_PHASE_REFUSED, s->call, PHASES[s->phase], s->me ? "Model Exchange" : "co-simulation",
+              hint && *hint ? "; " : "", hint ? hint : "");
+    return 0;
+}
+
+int fmu_interface_is(Instance *s, int me) {
+    if (s->me == me) return 1;
+    FMU_ERROR(s, MSG_OTHER_INTERFACE, s->call, me ? " Model Exchange" : " co-simulation",
+              s->me ? "Model Exchange" : "co-simulation");
     return 0;
 }
 
@@ -113,6 +121,7 @@ static char *resources_dir(const char *uri, char *why, size_t wsize) {
 static void reset_values(Instance *s) {
     for (int i = 0; i < FMU_MB_NVARS; ++i) s->values[i] = FMU_MB_VARS[i].start;
     for (int k = 0; k < s->n_outputs; ++k) s->values[s->outputs[k]] = 0.0;
+    for (int k = 0; k < s->n_locals; ++k) s->values[s->locals[k]] = 0.0;
     for (int k = 0; k < s->n_inputs; ++k) s->held[k] = s->values[s->inputs[k]];
 }
 
@@ -127,11 +136,12 @@ static void release(Instance *s) {
     free(s->params);
     free(s->inputs);
     free(s->outputs);
+    free(s->locals);
     free(s);
 }
 
-Instance *fmu_instantiate(const char *name, int cosimulation, int requested_type, const char *guid,
-                          const char *resource_uri, const fmi2CallbackFunctions *cb, int logging_on) {
+Instance *fmu_instantiate(const char *name, int type, const char *guid, const char *resource_uri,
+                          const fmi2CallbackFunctions *cb, int logging_on) {
     char why[2600];
     const char *shown = name && fmu_valid_utf8(name) ? name : "";
     if (!cb || !cb->logger) {
@@ -146,8 +156,12 @@ Instance *fmu_instantiate(const char *name, int cosimulation, int requested_type
         fmu_say_to(cb, shown, fmi2Error, MSG_NAME_NOT_UTF8);
         return NULL;
     }
-    if (!cosimulation) {
-        fmu_say_to(cb, shown, fmi2Error, MSG_NOT_COSIMULATION, requested_type);
+    if (type != fmi2CoSimulation && type != fmi2ModelExchange) {
+        fmu_say_to(cb, shown, fmi2Error, MSG_UNKNOWN_FMU_TYPE, type);
+        return NULL;
+    }
+    if (type == fmi2ModelExchange && FMU_MB_NSTATES == 0) {
+        fmu_say_to(cb, shown, fmi2Error, MSG_NOT_COSIMULATION, type);
         return NULL;
     }
     if (!guid || strcmp(guid, FMU_MB_GUID) != 0) {
@@ -171,8 +185,10 @@ Instance *fmu_instantiate(const char *name, int cosimulation, int requested_type
         s->params = calloc(n, sizeof(int));
         s->inputs = calloc(n, sizeof(int));
         s->outputs = calloc(n, sizeof(int));
+        s->locals = calloc(n, sizeof(int));
     }
-    if (!s || !s->name || !s->values || !s->held || !s->built || !s->kept || !s->params || !s->inputs || !s->outputs) {
+    if (!s || !s->name || !s->values || !s->held || !s->built || !s->kept || !s->params || !s->inputs || !s->outputs ||
+        !s->locals) {
         if (s) release(s);
         free(resources);
         fmu_say_to(cb, shown, fmi2Error, MSG_OUT_OF_MEMORY, "fmi2Instantiate");
@@ -183,10 +199,12 @@ Instance *fmu_instantiate(const char *name, int cosimulation, int requested_type
     s->cb = *cb;
     s->debug = logging_on != 0;
     s->call = "fmi2Instantiate";
+    s->me = type == fmi2ModelExchange;
     for (int i = 0; i < FMU_MB_NVARS; ++i) {
         int c = FMU_MB_VARS[i].causality;
         if (c == FMU_MB_CAUSALITY_PARAMETER) s->params[s->n_params++] = i;
         else if (c == FMU_MB_CAUSALITY_INPUT) s->inputs[s->n_inputs++] = i;
+        else if (c == FMU_MB_CAUSALITY_LOCAL) s->locals[s->n_locals++] = i;
         else s->outputs[s->n_outputs++] = i;
     }
     reset_values(s);
@@ -273,14 +291,19 @@ int fmu_ensure_built(Instance *s) {
 int fmu_exit_initialization(Instance *s) {
     char msg[4096], where[128];
     if (!fmu_ensure_built(s)) return 0;
+    if (s->me && (!model_take_inputs(s) || !model_evaluate(s))) {     /* inputs set since the build */
+        s->ready = 0;
+        return 0;
+    }
     snprintf(where, sizeof where, MSG_WHERE_AT, s->call, s->t);
     if (model_problem(s, where, msg, sizeof msg)) {
         s->ready = 0;                          /* built again at the next attempt */
         FMU_ERROR(s, MSG_INIT_RESULT_REFUSED, msg);
         return 0;
     }
-    s->phase = FMU_MB_PHASE_STEPPING;
+    s->phase = s->me ? FMU_MB_PHASE_EVENT : FMU_MB_PHASE_STEPPING;
     s->last_ok = s->t;
+    s->dirty = 0;
     return 1;
 }
 
@@ -321,6 +344,7 @@ fmi2Status fmu_do_step(Instance *s, double t, double dt) {
     }
     double *held_before = s->kept + FMU_MB_NVARS + 1;
     for (int k = 0; k < s->n_outputs; ++k) s->kept[k] = s->values[s->outputs[k]];
+    for (int k = 0; k < s->n_locals; ++k) s->kept[s->n_outputs + k] = s->values[s->locals[k]];
     memcpy(held_before, s->held, (size_t)s->n_inputs * 8);
     if (!model_step(s, t, dt)) {
         back_to_held(s, held_before);
@@ -333,6 +357,7 @@ fmi2Status fmu_do_step(Instance *s, double t, double dt) {
     if (problem) {
         model_undo_step(s);
         for (int k = 0; k < s->n_outputs; ++k) s->values[s->outputs[k]] = s->kept[k];
+        for (int k = 0; k < s->n_locals; ++k) s->values[s->locals[k]] = s->kept[s->n_outputs + k];
         s->t = t;
         FMU_ERROR(s, MSG_STEP_RESULT_REFUSED, msg, t);
         back_to_held(s, held_before);
@@ -364,9 +389,15 @@ static int check_vrs(Instance *s, const fmi2ValueReference vr[], size_t n, int t
 int fmu_get(Instance *s, const fmi2ValueReference vr[], size_t n, int type, double out[]) {
     if (!check_vrs(s, vr, n, type)) return 0;
     int any_output = 0;
-    for (size_t k = 0; k < n; ++k) any_output |= FMU_MB_VARS[vr[k]].causality == FMU_MB_CAUSALITY_OUTPUT;
+    for (size_t k = 0; k < n; ++k)
+        any_output |= FMU_MB_VARS[vr[k]].causality == FMU_MB_CAUSALITY_OUTPUT ||
+                      FMU_MB_VARS[vr[k]].causality == FMU_MB_CAUSALITY_LOCAL;
     if (any_output && s->phase == FMU_MB_PHASE_INITIALIZATION && !fmu_ensure_built(s)) return 0;
     if (any_output && FMU_MB_FEEDTHROUGH && s->ready && !model_evaluate(s)) return 0;
+    if (any_output && s->me && s->dirty && s->ready) {        /* Model Exchange: at the time, states and inputs set */
+        if (!model_evaluate(s)) return 0;
+        s->dirty = 0;
+    }
     for (size_t k = 0; k < n; ++k)
         if (!isfinite(s->values[vr[k]])) {
             char a[32];
@@ -382,7 +413,7 @@ int fmu_get(Instance *s, const fmi2ValueReference vr[], size_t n, int type, doub
 static int set_one(Instance *s, fmi2ValueReference vr, double x) {
     const fmu_mb_var *v = &FMU_MB_VARS[vr];
     char a[32], b[32];
-    if (v->causality == FMU_MB_CAUSALITY_OUTPUT) {
+    if (v->causality == FMU_MB_CAUSALITY_OUTPUT || v->causality == FMU_MB_CAUSALITY_LOCAL) {
         FMU_ERROR(s, MSG_SET_OUTPUT, s->call, v->name);
         return 0;
     }
@@ -406,9 +437,45 @@ static int set_one(Instance *s, fmi2ValueReference vr, double x) {
     return 1;
 }
 
+int fmu_has_directional_derivatives(void) { return model_has_directional_derivatives(); }
+
+int fmu_get_directional_derivative(Instance *s, const fmi2ValueReference unknown[], size_t nu,
+                                   const fmi2ValueReference known[], size_t nk, const double dv[], double dz[]) {
+    char why[1200], a[32];
+    if (!check_vrs(s, unknown, nu, FMU_MB_TYPE_REAL) || !check_vrs(s, known, nk, FMU_MB_TYPE_REAL)) return 0;
+    for (size_t k = 0; k < nk; ++k)
+        if (!isfinite(dv[k])) {
+            FMU_ERROR(s, MSG_DD_SEED, s->call, (int)k, fmu_repr(dv[k], a));
+            return 0;
+        }
+    if (s->phase == FMU_MB_PHASE_INITIALIZATION && !fmu_ensure_built(s)) return 0;
+    if (!s->ready) {
+        FMU_ERROR(s, MSG_DD_UNAVAILABLE, s->call);
+        return 0;
+    }
+    if (s->me && s->dirty) {                 /* at the time, states and inputs the host set */
+        if (!model_evaluate(s)) return 0;
+        s->dirty = 0;
+    }
+    if (!model_directional_derivative(s, unknown, nu, known, nk, dv, dz, why, sizeof why)) {
+        for (size_t k = 0; k < nu; ++k) dz[k] = 0.0;
+        FMU_ERROR(s, "%s", why);
+        return 0;
+    }
+    return 1;
+}
+
 int fmu_set(Instance *s, const fmi2ValueReference vr[], size_t n, int type, const double in[]) {
     if (!check_vrs(s, vr, n, type)) return 0;
-    int ok = 1;
-    for (size_t k = 0; k < n; ++k) ok &= set_one(s, vr[k], in[k]);
+    int ok = 1, any_input = 0;
+    for (size_t k = 0; k < n; ++k) {
+        ok &= set_one(s, vr[k], in[k]);
+        any_input |= FMU_MB_VARS[vr[k]].causality == FMU_MB_CAUSALITY_INPUT;
+    }
+    /* Model Exchange: the inputs act at once on the derivatives and outputs (no step holds them) */
+    if (any_input && s->me && s->ready && s->phase != FMU_MB_PHASE_INITIALIZATION) {
+        if (!model_take_inputs(s)) return 0;
+        s->dirty = 1;
+    }
     return ok;
 }

@@ -67,6 +67,12 @@ static void free_run(Run *r) {
     free(r->xdot);
     free(r->tt);
     free(r->tp);
+    free(r->slot);
+    free(r->unused);
+    free(r->dcb);
+    free(r->dc_arena);
+    free(r->dd);
+    free(r->out_seq);
     if (r->arr) fmu_mb_arrays_free(r->arr);
     free(r);
 }
@@ -126,6 +132,9 @@ static Run *load_run(Instance *s, fmu_mb_arrays *a, char *err, size_t elen) {
     r->seg_par = f8(a, "model.seg_par", &r->width, err);
     if (r->nseg) r->width /= r->nseg;
     if (!err[0] && (!r->mb || !r->db)) snprintf(err, elen, "no Model/Data records");
+    if (!err[0] && FMU_MB_NSTATES && r->nx > FMU_MB_NSTATES)
+        snprintf(err, elen, "%lld states, more than the %d the model table declares", (long long)r->nx,
+                 FMU_MB_NSTATES);
     if (!err[0] && (n != r->nx || r->nout != s->n_outputs))
         snprintf(err, elen, "sizes do not match the model table (nx %lld, outputs %lld)", (long long)n,
                  (long long)r->nout);
@@ -150,7 +159,12 @@ static Run *load_run(Instance *s, fmu_mb_arrays *a, char *err, size_t elen) {
     r->xdot = calloc((size_t)r->nx + 1, 8);
     r->tt = calloc((size_t)(2 * r->nseg + 1), 8);
     r->tp = calloc((size_t)(r->width * r->nseg + 1), 8);
-    if (!r->x || !r->tau || !r->xdot || !r->tt || !r->tp) {
+    r->slot = calloc((size_t)FMU_MB_NSTATES + 1, 8);
+    r->unused = calloc((size_t)FMU_MB_NSTATES + 1, 8);
+    if (r->slot)
+        for (int64_t k = 0; k < FMU_MB_NSTATES; ++k)     /* x: q, qd, friction states, then 3 energy counters */
+            r->slot[k] = k < r->nx - 3 ? k : k >= FMU_MB_NSTATES - 3 ? r->nx - (FMU_MB_NSTATES - k) : -1;
+    if (!r->x || !r->tau || !r->xdot || !r->tt || !r->tp || !r->slot || !r->unused) {
         free_run(r);
         snprintf(err, elen, "out of memory");
         return NULL;
@@ -161,11 +175,19 @@ static Run *load_run(Instance *s, fmu_mb_arrays *a, char *err, size_t elen) {
 /* ------------------------------------------------------------------------------------------------
  * The kernels on a run
  */
+/* The outputs (and the derivatives, r->xdot) at the current state; the states and derivatives into their
+ * variables. */
 static int gather(Instance *s, Run *r) {
     int64_t res = 0;
     int32_t st = (r->constrained ? fmu_mb_gather_outputs_constrained : fmu_mb_gather_outputs_tree)(
         r->mb, r->db, r->x, r->nx, s->t, r->tau, r->nv, r->xdot, r->nx, r->out_vr, r->nout, r->out_kind, r->nout,
         r->out_a, r->nout, r->out_b, r->nout, r->out_f, r->nout, 3, s->values, FMU_MB_NVARS, &res);
+    const Mechanism *me = mechanism_of(s);
+    for (int k = 0; k < FMU_MB_NSTATES; ++k) {
+        int64_t i = r->slot[k];
+        s->values[me->state_vr[k]] = i >= 0 ? r->x[i] : r->unused[k];
+        s->values[me->der_vr[k]] = i >= 0 ? r->xdot[i] : 0.0;
+    }
     return st == 0;
 }
 
@@ -216,9 +238,17 @@ static const char *coordinate_name(const Run *r, int64_t dof, int rate, char *bu
 int model_create(Instance *s) {
     Mechanism *me = calloc(1, sizeof *me);
     size_t n = (size_t)FMU_MB_NVARS + 1;
-    if (me) me->violations = calloc(n, sizeof(int));
-    if (!me || !me->violations) {
-        if (me) free(me->violations);
+    if (me) {
+        me->violations = calloc(n, sizeof(int));
+        me->state_vr = calloc((size_t)FMU_MB_NSTATES + 1, sizeof(int));
+        me->der_vr = calloc((size_t)FMU_MB_NSTATES + 1, sizeof(int));
+    }
+    if (!me || !me->violations || !me->state_vr || !me->der_vr) {
+        if (me) {
+            free(me->violations);
+            free(me->state_vr);
+            free(me->der_vr);
+        }
         free(me);
         FMU_ERROR(s, MSG_OUT_OF_MEMORY, s->call);
         return 0;
@@ -226,12 +256,16 @@ int model_create(Instance *s) {
     for (int i = 0; i < FMU_MB_NVARS; ++i) {
         const fmu_mb_var *v = &FMU_MB_VARS[i];
         if (v->role == FMU_MB_ROLE_VIOLATION) me->violations[me->n_violations++] = i;
+        if (v->role == FMU_MB_ROLE_STATE && v->aux < FMU_MB_NSTATES) me->state_vr[v->aux] = i;
+        if (v->role == FMU_MB_ROLE_STATE_DERIVATIVE && v->aux < FMU_MB_NSTATES) me->der_vr[v->aux] = i;
         if (v->role == FMU_MB_ROLE_TRAJECTORY)
             me->n_traj_inputs = v->aux + 1 > me->n_traj_inputs ? v->aux + 1 : me->n_traj_inputs;
     }
     s->model = me;
     if (!source_open(s, &me->source)) {
         free(me->violations);
+        free(me->state_vr);
+        free(me->der_vr);
         free(me);
         s->model = NULL;
         return 0;
@@ -245,6 +279,8 @@ void model_free(Instance *s) {
     free_run(me->run);
     source_close(s, me->source);
     free(me->violations);
+    free(me->state_vr);
+    free(me->der_vr);
     free(me);
     s->model = NULL;
 }
@@ -357,6 +393,7 @@ int model_build(Instance *s) {
     me->max_steps = (int64_t)fmu_param(s, FMU_MB_ROLE_MAX_STEPS, 0);
     me->max_violation = fmu_has_param(FMU_MB_ROLE_MAX_VIOLATION) ? fmu_param(s, FMU_MB_ROLE_MAX_VIOLATION, 0)
                                                                  : HUGE_VAL;
+    snprintf(me->what, sizeof me->what, "%s", what);
     FMU_DEBUG(s, MSG_BUILT, METHOD_NAME[method], what);
     return 1;
 }
@@ -375,6 +412,152 @@ int model_restore_inputs(Instance *s) {
     if (!r) return 1;
     if (!apply_trajectories(s, r, s->call, 1, 1)) return 0;
     hold_inputs(s, r, 1);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Model Exchange: the state slots (r->slot) over the run's state x
+ */
+void model_get_states(const Instance *s, double *x) {
+    const Run *r = mechanism_of(s)->run;
+    for (int k = 0; k < FMU_MB_NSTATES; ++k) x[k] = !r ? 0.0 : r->slot[k] >= 0 ? r->x[r->slot[k]] : r->unused[k];
+}
+
+int model_set_states(Instance *s, const double *x, char *why, size_t len) {
+    Mechanism *me = mechanism_of(s);
+    Run *r = me->run;
+    char a[32], slot[32], name[300];
+    if (!r) {
+        snprintf(why, len, MSG_KERNEL_OUTPUTS_FAILED, s->call);
+        return 0;
+    }
+    for (int k = 0; k < FMU_MB_NSTATES; ++k) {
+        int64_t i = r->slot[k];
+        snprintf(slot, sizeof slot, "state[%d]", k + 1);
+        if (!isfinite(x[k])) {
+            snprintf(why, len, MSG_ME_STATE_NOT_FINITE, s->call, slot, fmu_repr(x[k], a), s->t);
+            return 0;
+        }
+        double lim = i < r->nv ? FMU_MB_COORDINATE_LIMIT : FMU_MB_RATE_LIMIT;
+        if (i >= 0 && i < 2 * r->nv && fabs(x[k]) > lim) {
+            snprintf(why, len, MSG_ME_STATE_BEYOND, s->call, slot, coordinate_name(r, i % r->nv, i >= r->nv, name),
+                     fmu_repr(x[k], a), lim, s->t);
+            return 0;
+        }
+    }
+    for (int k = 0; k < FMU_MB_NSTATES; ++k) {
+        if (r->slot[k] >= 0) r->x[r->slot[k]] = x[k];
+        else r->unused[k] = x[k];               /* kept as the integrator set it (its derivative is 0) */
+    }
+    return 1;
+}
+
+int model_get_derivatives(const Instance *s, double *dx) {
+    const Run *r = mechanism_of(s)->run;
+    int bad = -1;
+    for (int k = 0; k < FMU_MB_NSTATES; ++k) {
+        dx[k] = r->slot[k] >= 0 ? r->xdot[r->slot[k]] : 0.0;
+        if (bad < 0 && !isfinite(dx[k])) bad = k;
+    }
+    return bad;
+}
+
+int model_take_inputs(Instance *s) {
+    Run *r = mechanism_of(s)->run;
+    if (!r) return 1;
+    if (!apply_trajectories(s, r, s->call, 0, 0)) return 0;
+    hold_inputs(s, r, 0);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Directional derivatives: one complex-step evaluation of the pipeline along the seed (kernels.jacobian.
+ * directional_derivative) on a complex copy of the run's Data
+ */
+int model_has_directional_derivatives(void) { return FMU_MB_NSTATES > 0; }
+
+/* The complex-step Data and work vectors of run r (once). */
+static int dd_workspace(Run *r) {
+    if (r->dd) return 1;
+    int64_t n = 0;
+    r->dcb = fmu_mb_arrays_complex_block(r->arr, "data.", FMU_MB_DATA_COMPLEX, &r->dc_arena, &n);
+    r->dd = calloc((size_t)(2 * (2 * r->nx + r->nv + r->nout) + 2 * r->nx + r->nv + r->nbf + r->nout + 1), 8);
+    r->out_seq = calloc((size_t)r->nout + 1, 8);
+    if (!r->dcb || !r->dd || !r->out_seq) {
+        free(r->dcb);
+        free(r->dc_arena);
+        free(r->dd);
+        free(r->out_seq);
+        r->dcb = NULL, r->dc_arena = NULL, r->dd = NULL, r->out_seq = NULL;
+        return 0;
+    }
+    for (int64_t k = 0; k < r->nout; ++k) r->out_seq[k] = k;
+    return 1;
+}
+
+int model_directional_derivative(Instance *s, const fmi2ValueReference unknown[], size_t nu,
+                                 const fmi2ValueReference known[], size_t nk, const double dv[], double dz[],
+                                 char *why, size_t len) {
+    Run *r = mechanism_of(s)->run;
+    char a[32];
+    if (!dd_workspace(r)) {
+        snprintf(why, len, MSG_OUT_OF_MEMORY, s->call);
+        return 0;
+    }
+    double *xc = r->dd, *tc = xc + 2 * r->nx, *fc = tc + 2 * r->nv, *yc = fc + 2 * r->nx;
+    double *vx = yc + 2 * r->nout, *vtau = vx + r->nx, *vbf = vtau + r->nv, *dxdot = vbf + r->nbf;
+    double *dy = dxdot + r->nx;
+    memset(vx, 0, (size_t)(2 * r->nx + r->nv + r->nbf + r->nout) * 8);
+    for (size_t k = 0; k < nk; ++k) {                /* the seed: states, drive torques, body forces */
+        const fmu_mb_var *v = &FMU_MB_VARS[known[k]];
+        if (v->role == FMU_MB_ROLE_STATE) {
+            if (r->slot[v->aux] >= 0) vx[r->slot[v->aux]] += dv[k];
+        } else if (v->role == FMU_MB_ROLE_TAU_DRIVE) {
+            int64_t d = v->aux < r->n_drive ? r->drive_dof[v->aux] : -1;
+            if (d >= 0) vtau[d] += dv[k];
+        } else if (v->role == FMU_MB_ROLE_BODY_FORCE) {
+            int64_t f = v->aux < r->n_force ? r->force_idx[v->aux] : -1;
+            if (f >= 0 && f < r->nbf) vbf[f] += dv[k];
+        } else {
+            snprintf(why, len, v->role == FMU_MB_ROLE_TRAJECTORY ? MSG_DD_TRAJECTORY : MSG_DD_KNOWN, s->call, v->name);
+            return 0;
+        }
+    }
+    for (size_t k = 0; k < nu; ++k) {
+        int role = FMU_MB_VARS[unknown[k]].role;
+        if (role != FMU_MB_ROLE_STATE && role != FMU_MB_ROLE_STATE_DERIVATIVE && role != FMU_MB_ROLE_OUTPUT &&
+            role != FMU_MB_ROLE_VIOLATION) {
+            snprintf(why, len, MSG_DD_UNKNOWN, s->call, FMU_MB_VARS[unknown[k]].name);
+            return 0;
+        }
+    }
+    int64_t res = 0;
+    int32_t st = fmu_mb_directional_derivative(
+        r->mb, r->db, r->dcb, r->x, r->nx, s->t, r->tau, r->nv, vx, r->nx, vtau, r->nv, vbf, r->nbf, r->out_seq,
+        r->nout, r->out_kind, r->nout, r->out_a, r->nout, r->out_b, r->nout, r->out_f, r->nout, 3, xc, r->nx, tc,
+        r->nv, fc, r->nx, yc, r->nout, dxdot, r->nx, dy, r->nout, &res);
+    if (st != 0) {
+        snprintf(why, len, MSG_KERNEL_OUTPUTS_FAILED, s->call);
+        return 0;
+    }
+    for (size_t k = 0; k < nu; ++k) {
+        const fmu_mb_var *v = &FMU_MB_VARS[unknown[k]];
+        double z = 0.0;
+        if (v->role == FMU_MB_ROLE_STATE) {          /* ∂state/∂known: the seed of that state */
+            for (size_t j = 0; j < nk; ++j)
+                if (FMU_MB_VARS[known[j]].role == FMU_MB_ROLE_STATE && FMU_MB_VARS[known[j]].aux == v->aux) z += dv[j];
+        } else if (v->role == FMU_MB_ROLE_STATE_DERIVATIVE) {
+            z = r->slot[v->aux] >= 0 ? dxdot[r->slot[v->aux]] : 0.0;
+        } else {
+            for (int64_t j = 0; j < r->nout; ++j)
+                if (r->out_vr[j] == (int64_t)unknown[k]) z = dy[j];
+        }
+        if (!isfinite(z)) {
+            snprintf(why, len, MSG_DD_NOT_FINITE, s->call, s->t, v->name, fmu_repr(z, a));
+            return 0;
+        }
+        dz[k] = z;
+    }
     return 1;
 }
 

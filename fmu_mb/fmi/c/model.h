@@ -26,6 +26,24 @@ int model_restore_inputs(Instance *s);
 int model_step(Instance *s, double t, double dt);
 /* The step from t was accepted: fmi2OK, or fmi2Warning with what the host should know about it (logged). */
 fmi2Status model_step_accepted(Instance *s, double t);
+/* Model Exchange (a mechanism: exchange.c). The FMU_MB_NSTATES continuous states at the current state (inactive
+ * slots 0). */
+void model_get_states(const Instance *s, double *x);
+/* New continuous states, every one checked before any is taken; 0 and why (the states unchanged). */
+int model_set_states(Instance *s, const double *x, char *why, size_t len);
+/* The derivatives of the states as last evaluated (model_evaluate); the first non-finite one's slot, or -1. */
+int model_get_derivatives(const Instance *s, double *dx);
+/* The inputs as set (s->values) in force at once (Model Exchange); 0: refused, logged, those in force kept. */
+int model_take_inputs(Instance *s);
+
+/* Directional derivatives (model_has_directional_derivatives: the model offers them). The knowns and unknowns are
+ * checked by the core's caller only for type and range; the model refuses what it cannot differentiate (0 and
+ * why). */
+int model_has_directional_derivatives(void);
+int model_directional_derivative(Instance *s, const fmi2ValueReference unknown[], size_t nu,
+                                 const fmi2ValueReference known[], size_t nk, const double dv[], double dz[],
+                                 char *why, size_t len);
+
 /* Why the current result may not be answered with fmi2OK (1, text in msg), or 0. */
 int model_problem(Instance *s, const char *where, char *msg, size_t len);
 /* Undo the last model_step (its result was refused). */

@@ -26,6 +26,15 @@ typedef struct {
     /* run buffers (allocated once per run) */
     double *x, *tau, *xdot;
     int64_t fails_before;                 /* friction failures at the start of the current step */
+    int64_t *slot;                        /* Model Exchange: per state slot its index in x, or -1 (not a state of
+                                             this option combination; the energy counters take the last 3 slots) */
+    double *unused;                       /* the values a host set into the slots of no state (derivative 0) */
+    /* directional derivatives (allocated at the first call): the complex-step Data (block over one arena) and
+     * the work vectors of the kernel entry directional_derivative */
+    int64_t *dcb;
+    void *dc_arena;
+    double *dd;                           /* xc, tc, fc, yc (complex), vx, vtau, vbf, dxdot, dy */
+    int64_t *out_seq;                     /* 0 .. nout-1: the entry's output numbers */
     int64_t token;                        /* the run source's name of the build (source_table) */
 } Run;
 
@@ -39,6 +48,8 @@ typedef struct {
     double max_violation;
     int n_traj_inputs;
     int *violations, n_violations;        /* value references of the violation outputs */
+    int *state_vr, *der_vr;               /* per state slot: the value references of state[k] and der(state[k]) */
+    char what[600];                       /* the option combination in force (for messages) */
 } Mechanism;
 
 static inline Mechanism *mechanism_of(const Instance *s) { return (Mechanism *)s->model; }

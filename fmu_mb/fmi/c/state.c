@@ -12,9 +12,10 @@
  * A record is checked in full before anything is overwritten: its framing (magic, format, digest, sizes,
  * checksum), its times and counters (finite, in order, within the limits), every value finite and in its
  * range (parameters; inputs need only be finite: a held trajectory input is checked with its trajectory),
- * its phase (a state saved while stepping restores into any phase and moves the FMU to stepping,
- * FMPy resumes a run that way; one saved before initialization only into the same phase; one saved after
- * fmi2Terminate never), then the model's record. A refused state leaves the instance exactly as it was.
+ * its phase (a state saved after initialization, stepping or in Model Exchange's event or continuous-time mode,
+ * restores into any phase and continues in the instance's interface: stepping, or the mode it was saved in (event
+ * mode for a co-simulation state), FMPy resumes a run that way; one saved before initialization only into the
+ * same phase; one saved after fmi2Terminate never), then the model's record. A refused state leaves the instance exactly as it was.
  * After a restore every output is evaluated again at the restored state and inputs: it reads what it read
  * when the state was saved.
  */
@@ -148,7 +149,7 @@ static int unpack(const unsigned char *b, size_t size, Unpacked *u, char *why, s
         snprintf(why, wlen, MSG_STATE_CHECKSUM);
         return 0;
     }
-    if (u->phase > FMU_MB_PHASE_TERMINATED) {
+    if (u->phase > FMU_MB_PHASE_CONTINUOUS) {
         snprintf(why, wlen, MSG_STATE_PHASE_CODE, (int)u->phase);
         return 0;
     }
@@ -187,6 +188,11 @@ static int saved_variable(const Instance *s, uint32_t k) {
     return s->inputs[((int)k - s->n_params) % s->n_inputs];
 }
 
+/* A phase after initialization (stepping; Model Exchange's event and continuous-time modes). */
+static int initialized(int phase) {
+    return phase == FMU_MB_PHASE_STEPPING || phase == FMU_MB_PHASE_EVENT || phase == FMU_MB_PHASE_CONTINUOUS;
+}
+
 /* The saved values and phase against this instance and its variables; 0 and why. */
 static int check_saved(Instance *s, const Unpacked *u, char *why, size_t wlen) {
     char a[32], unit[64];
@@ -202,7 +208,7 @@ static int check_saved(Instance *s, const Unpacked *u, char *why, size_t wlen) {
         snprintf(why, wlen, MSG_STATE_INSTANTIATED_WITH_RECORD);
         return 0;
     }
-    if (u->phase != FMU_MB_PHASE_STEPPING && u->phase != s->phase) {
+    if (!initialized(u->phase) && u->phase != s->phase) {
         snprintf(why, wlen, MSG_STATE_OTHER_PHASE, PHASES[u->phase], PHASES[s->phase]);
         return 0;
     }
@@ -291,7 +297,7 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
     s->t_stop = u.t_stop;
     s->t = u.t;
     int problem = 0;
-    if (u.nstate || u.phase == FMU_MB_PHASE_STEPPING) {
+    if (u.nstate || initialized(u.phase)) {
         char where[128];
         snprintf(where, sizeof where, MSG_WHERE_OUTPUTS);
         if (!fmu_ensure_built(s))
@@ -313,8 +319,12 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
         return 0;
     }
     free(k.record);
-    s->phase = u.phase;
-    if (s->phase == FMU_MB_PHASE_STEPPING) s->last_ok = s->t;
+    /* a state saved after initialization continues in this instance's interface: stepping, or (Model
+     * Exchange) the mode it was saved in, event mode for a co-simulation state */
+    s->phase = !initialized(u.phase) ? u.phase : !s->me ? FMU_MB_PHASE_STEPPING
+             : u.phase == FMU_MB_PHASE_STEPPING ? FMU_MB_PHASE_EVENT : u.phase;
+    if (initialized(s->phase)) s->last_ok = s->t;
+    s->dirty = 0;
     return 1;
 }
 
