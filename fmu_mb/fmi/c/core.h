@@ -116,6 +116,9 @@ int fmu_check_parameters(Instance *s);
 
 /* Directional derivatives of the derivatives and outputs at the current state and inputs in force (both
  * interfaces; the API file checked the phase and the pointers): dz = Σ ∂unknown/∂known · dv. */
+/* Model Exchange: the outputs and derivatives at the time, states and inputs the host set (evaluated if they
+ * changed since, s->dirty); 0: failed, logged. */
+int fmu_evaluated(Instance *s);
 int fmu_has_directional_derivatives(void);     /* the model offers them (providesDirectionalDerivative) */
 int fmu_get_directional_derivative(Instance *s, const fmi2ValueReference unknown[], size_t nu,
                                    const fmi2ValueReference known[], size_t nk, const double dv[], double dz[]);

@@ -27,14 +27,6 @@ static int count_ok(Instance *s, size_t nx) {
     return 0;
 }
 
-/* The outputs and derivatives at the current time, states and inputs (evaluated if they changed). */
-static int evaluated(Instance *s) {
-    if (!s->dirty) return 1;
-    if (!model_evaluate(s)) return 0;
-    s->dirty = 0;
-    return 1;
-}
-
 int fmu_set_time(Instance *s, double t) {
     char a[32], b[32];
     if (!(isfinite(t) && fabs(t) <= FMU_MB_TIME_LIMIT)) {
@@ -73,7 +65,7 @@ int fmu_get_nominals(Instance *s, double x[], size_t nx) {
 fmi2Status fmu_get_derivatives(Instance *s, double dx[], size_t nx) {
     char a[32], name[64];
     if (!count_ok(s, nx)) return fmi2Error;
-    if (!evaluated(s)) return fmi2Error;
+    if (!fmu_evaluated(s)) return fmi2Error;
     int bad = model_get_derivatives(s, dx);
     if (bad < 0) return fmi2OK;
     int nbad = 0;
@@ -93,7 +85,7 @@ int fmu_completed_integrator_step(Instance *s, int *enter_event_mode, int *termi
     char msg[4096], where[200];
     *enter_event_mode = 0;
     *terminate = 0;
-    if (!evaluated(s)) return 0;
+    if (!fmu_evaluated(s)) return 0;
     snprintf(where, sizeof where, MSG_WHERE_AT, s->call, s->t);
     if (model_problem(s, where, msg, sizeof msg)) {
         FMU_ERROR(s, MSG_ME_RESULT_REFUSED, msg);

@@ -394,10 +394,7 @@ int fmu_get(Instance *s, const fmi2ValueReference vr[], size_t n, int type, doub
                       FMU_MB_VARS[vr[k]].causality == FMU_MB_CAUSALITY_LOCAL;
     if (any_output && s->phase == FMU_MB_PHASE_INITIALIZATION && !fmu_ensure_built(s)) return 0;
     if (any_output && FMU_MB_FEEDTHROUGH && s->ready && !model_evaluate(s)) return 0;
-    if (any_output && s->me && s->dirty && s->ready) {        /* Model Exchange: at the time, states and inputs set */
-        if (!model_evaluate(s)) return 0;
-        s->dirty = 0;
-    }
+    if (any_output && s->me && s->ready && !fmu_evaluated(s)) return 0;
     for (size_t k = 0; k < n; ++k)
         if (!isfinite(s->values[vr[k]])) {
             char a[32];
@@ -439,6 +436,13 @@ static int set_one(Instance *s, fmi2ValueReference vr, double x) {
 
 int fmu_has_directional_derivatives(void) { return model_has_directional_derivatives(); }
 
+int fmu_evaluated(Instance *s) {
+    if (!s->dirty) return 1;
+    if (!model_evaluate(s)) return 0;
+    s->dirty = 0;
+    return 1;
+}
+
 int fmu_get_directional_derivative(Instance *s, const fmi2ValueReference unknown[], size_t nu,
                                    const fmi2ValueReference known[], size_t nk, const double dv[], double dz[]) {
     char why[1200], a[32];
@@ -453,10 +457,7 @@ int fmu_get_directional_derivative(Instance *s, const fmi2ValueReference unknown
         FMU_ERROR(s, MSG_DD_UNAVAILABLE, s->call);
         return 0;
     }
-    if (s->me && s->dirty) {                 /* at the time, states and inputs the host set */
-        if (!model_evaluate(s)) return 0;
-        s->dirty = 0;
-    }
+    if (s->me && !fmu_evaluated(s)) return 0;
     if (!model_directional_derivative(s, unknown, nu, known, nk, dv, dz, why, sizeof why)) {
         for (size_t k = 0; k < nu; ++k) dz[k] = 0.0;
         FMU_ERROR(s, "%s", why);

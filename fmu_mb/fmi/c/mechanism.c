@@ -407,13 +407,17 @@ int model_evaluate(Instance *s) {
     return 1;
 }
 
-int model_restore_inputs(Instance *s) {
+/* The inputs into the run: those in force (`from_held`: a restored state's, tables recomputed) or those as set
+ * (Model Exchange: tables recomputed where a trajectory input changed). */
+static int inputs_into_run(Instance *s, int from_held) {
     Run *r = mechanism_of(s)->run;
     if (!r) return 1;
-    if (!apply_trajectories(s, r, s->call, 1, 1)) return 0;
-    hold_inputs(s, r, 1);
+    if (!apply_trajectories(s, r, s->call, from_held, from_held)) return 0;
+    hold_inputs(s, r, from_held);
     return 1;
 }
+
+int model_restore_inputs(Instance *s) { return inputs_into_run(s, 1); }
 
 /* ------------------------------------------------------------------------------------------------
  * Model Exchange: the state slots (r->slot) over the run's state x
@@ -462,13 +466,7 @@ int model_get_derivatives(const Instance *s, double *dx) {
     return bad;
 }
 
-int model_take_inputs(Instance *s) {
-    Run *r = mechanism_of(s)->run;
-    if (!r) return 1;
-    if (!apply_trajectories(s, r, s->call, 0, 0)) return 0;
-    hold_inputs(s, r, 0);
-    return 1;
-}
+int model_take_inputs(Instance *s) { return inputs_into_run(s, 0); }
 
 /* ------------------------------------------------------------------------------------------------
  * Directional derivatives: one complex-step evaluation of the pipeline along the seed (kernels.jacobian.
