@@ -36,17 +36,18 @@ def urdf_model(path: str, out, base: str = "fixed", name: str | None = None, fle
 
 
 def build(models, out, kind: str = "python", targets=None, options: dict | None = None, controller: bool = True,
-          enumerations: bool = True, cross_check: Path | None = None, log=print) -> int:
+          enumerations: bool = True, cross_check: Path | None = None, dynamics: bool = False, log=print) -> int:
     """Build the FMUs of ``models`` (names or model files) into ``out`` (native FMUs into OUT/native/, AArch64
     ones into OUT/native-aarch64/), the PD controller unless ``controller`` is false, and the cross-check folder
-    of every Python FMU into ``cross_check`` (None: none); every result logged. Returns the number of FMUs
-    FMPy's validation found problems in."""
+    of every Python FMU into ``cross_check`` (None: none); every result logged; ``dynamics``: every model's FMUs
+    with the dynamics outputs (mass matrix, bias and gravity forces). Returns the number of FMUs FMPy's
+    validation found problems in."""
     from .fmi import builder, controller as pd
     t0 = time.perf_counter()
     results = []
     try:
         if kind in ("python", "both"):
-            results += [builder.build_fmu(m, out, enumerations=enumerations) for m in models]
+            results += [builder.build_fmu(m, out, enumerations=enumerations, dynamics=dynamics) for m in models]
         if kind in ("native", "both"):
             from .fmi.native_fmu import available_targets, build_native_fmu, check_targets
             chosen = check_targets(targets or available_targets())
@@ -58,8 +59,8 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
         if kind in ("native", "both"):
             log(f"native FMUs for {', '.join(chosen)} into {where}"
                 + ("" if targets or "win64" in chosen else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
-            results += [build_native_fmu(m, where, chosen, enumerations=enumerations, options=options, log=log)
-                        for m in models]
+            results += [build_native_fmu(m, where, chosen, enumerations=enumerations, options=options,
+                                         dynamics=dynamics, log=log) for m in models]
     except (ValueError, RuntimeError, OSError, KeyError) as exc:
         raise UserError(f"build failed: {one_line(exc.args[0] if isinstance(exc, KeyError) else exc)}", 1) from None
     failed = 0
@@ -81,7 +82,7 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
 
 
 def demo_first(models, out, kind: str = "both", targets=None, options: dict | None = None, enumerations: bool = True,
-               cross_check: Path | None = None, log=print) -> int:
+               cross_check: Path | None = None, dynamics: bool = False, log=print) -> int:
     """``fmu-mb build --demo`` (the quick start's first run): the demo's FMUs first (crane.fmu and
     pd_controller.fmu, Python FMUs; the kernel library compiles with them), then the closed-loop demo
     (fmu_mb.demo) in its own process while the rest of the build goes on at a lower priority (nice 5: on a
@@ -99,7 +100,8 @@ def demo_first(models, out, kind: str = "both", targets=None, options: dict | No
         after.append(f"native FMUs of {', '.join(map(str, models))} for {', '.join(chosen)}")
     log("first run: Python FMUs of crane and the PD controller first (the demo's), then the demo"
         + (f", while {' and '.join(after)} build" if after else ""))
-    failed = build(["crane"], out, "python", enumerations=enumerations, cross_check=cross_check, log=log)
+    failed = build(["crane"], out, "python", enumerations=enumerations, cross_check=cross_check, dynamics=dynamics,
+                   log=log)
     if failed:
         return failed
     log("the demo's FMUs are built: running python -m fmu_mb.demo while the other FMUs build")
@@ -120,10 +122,10 @@ def demo_first(models, out, kind: str = "both", targets=None, options: dict | No
     try:
         if rest:
             failed += build(rest, out, "python", controller=False, enumerations=enumerations, cross_check=cross_check,
-                            log=log)
+                            dynamics=dynamics, log=log)
         if kind in ("native", "both"):
             failed += build(models, out, "native", targets, options, controller=False, enumerations=enumerations,
-                            log=log)
+                            dynamics=dynamics, log=log)
     finally:
         demo.wait()
         reader.join()

@@ -111,6 +111,9 @@ def _build(args) -> int:
     for m in files:
         if not Path(m).is_file():
             raise UserError(f"{m}: no such file", 2)
+    if args.dynamics and not models:
+        raise UserError("--dynamics: name the models to build with it (mechanisms without kinematic loops or "
+                        "nonholonomic constraints, such as crane, five_axis, manipulator and URDF robots)", 2)
     if args.cross_check and args.no_cross_check:
         raise UserError("--cross-check DIR and --no-cross-check contradict each other", 2)
     cross_check = None if args.no_cross_check else Path(args.cross_check or Path(args.out) / "cross-check")
@@ -123,10 +126,11 @@ def _build(args) -> int:
                             "--kind python or both and the PD controller", 2)
         from .build import demo_first
         failed = demo_first(models, args.out, args.kind, args.target, _baked_options(args.option or []),
-                            enumerations=not args.integer_options, cross_check=cross_check)
+                            enumerations=not args.integer_options, cross_check=cross_check, dynamics=args.dynamics)
         return 1 if failed else 0
     failed = build(models, args.out, args.kind, args.target, _baked_options(args.option or []),
-                   controller=not args.no_controller, enumerations=not args.integer_options, cross_check=cross_check)
+                   controller=not args.no_controller, enumerations=not args.integer_options, cross_check=cross_check,
+                   dynamics=args.dynamics)
     return 1 if failed else 0
 
 
@@ -268,7 +272,8 @@ def _linearize(args) -> int:
             at = float(at)
         except ValueError:
             raise UserError(f"--at wants equilibrium, start or a time in s (got {args.at!r})", 2) from None
-    names = (lambda text: [n.strip() for n in text.split(",") if n.strip()] if text else None)
+    from .runs import split_names
+    names = (lambda text: split_names(text) if text else None)
     if args.out and Path(args.out).suffix not in (".mat", ".npz"):
         raise UserError(f"--out: a linear model is written as .mat or .npz (got {args.out})", 2)
     for f, what in ((args.out, "--out"), (args.report, "--report")):
@@ -460,6 +465,11 @@ def parser() -> argparse.ArgumentParser:
                    help="declare the named options (model.* choices, solver.integrator) as FMI Integers with their "
                         "codes in the description instead of Enumerations: for OSP libcosim, which ignores "
                         "Enumeration variables")
+    b.add_argument("--dynamics", action="store_true",
+                   help="also output the mass matrix M(q), the bias forces C(q, q̇)q̇ + g(q) and the gravity forces "
+                        "g(q) at the driven coordinates (dynamics.M[i,j], dynamics.tau_bias[i], dynamics.tau_gravity[i], "
+                        "in the order of the tau_drive inputs): for computed-torque control. Mechanisms without "
+                        "kinematic loops or nonholonomic constraints; name them")
     b.add_argument("--cross-check", metavar="DIR", help="where each FMU's FMI cross-check folder goes (FMU, "
                    "input, reference from an FMPy run, options, ReadMe; DIR/fmus/2.0/cs/linux64/fmu_mb/...; "
                    "default: OUT/cross-check)")

@@ -163,3 +163,6 @@ class OutputKind(IntEnum):
     POINT_VELOCITY = 28         # world velocity of a point
     FRAME_ROTATION = 29         # entry of the rotation matrix world ← frame of a point's link (row-major)
     FRAME_ANGULAR_VELOCITY = 30  # world angular velocity of a point's link
+    MASS_MATRIX = 31            # entry of the joint-space mass matrix M(q) (rows, columns: driven coordinates)
+    BIAS_FORCE = 32             # C(q, q̇) q̇ + g(q) at a driven coordinate
+    GRAVITY_FORCE = 33          # g(q) at a driven coordinate

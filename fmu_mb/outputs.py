@@ -37,6 +37,7 @@ class Output:
         self.key = key                  # source tag of the FMU variable
         self.kind = kind
         self.subject = subject          # coordinate | joint | joint_axis | support | point | beam | constraint | mechanism
+        #                                 | driven | driven_pair (the tau_drive inputs' coordinates: index, row·n + column)
         self.name = name                # variable name; {s}: subject, {i}: index suffix ([k] or "")
         self.type = type                # Real | Integer | Boolean
         self.unit = unit                # a unit, or a rule: "coordinate", "rate", "force", "row", "violation"
@@ -106,6 +107,20 @@ def _constraint_row(cm, name, k):
     return (info.rows[k] if info is not None else -1), 0, _Z3
 
 
+def driven_coordinates(cm) -> list:
+    """Coordinates of the actuated joints in the order of their tau_drive inputs (fmi.interface)."""
+    return [j.dofadr + k for j in cm.joints if j.actuated for k in range(j.ndof)]
+
+
+def _driven(cm, subject, k):
+    return driven_coordinates(cm)[k], 0, _Z3
+
+
+def _driven_pair(cm, subject, k):
+    d = driven_coordinates(cm)
+    return d[k // len(d)], d[k % len(d)], _Z3
+
+
 def _none(cm, subject, k):
     return 0, 0, _Z3
 
@@ -160,6 +175,16 @@ CATALOGUE = (
     Output("point_R", OutputKind.FRAME_ROTATION, "point", "{s}.R[{k}]", "Real", "1",
            "orientation of the link of point {s}: rotation matrix world ← link frame, row {row}, column {col} "
            "(row-major)", _point),
+    Output("mass_matrix", OutputKind.MASS_MATRIX, "driven_pair", "dynamics.M[{r},{c}]", "Real", "mass",
+           "joint-space mass matrix M(q) (paper 000 eq. 26, armature included), row {r}: {row}, column {c}: {col} "
+           "(the driven coordinates, in the order of the tau_drive inputs)", _driven_pair),
+    Output("bias_force", OutputKind.BIAS_FORCE, "driven", "dynamics.tau_bias[{k}]", "Real", "force",
+           "bias {what} C(q, q̇)q̇ + g(q) on {row}: Coriolis, centrifugal and gravity terms (Pinocchio's "
+           "nonLinearEffects; computed torque: τ = M q̈ + tau_bias; springs, dampers, supports and friction not in "
+           "it)", _driven),
+    Output("gravity_force", OutputKind.GRAVITY_FORCE, "driven", "dynamics.tau_gravity[{k}]", "Real", "force",
+           "gravity {what} g(q) on {row}: the {what} that holds the mechanism still against gravity (Pinocchio's "
+           "computeGeneralizedGravity)", _driven),
     Output("deflection", OutputKind.DEFLECTION, "beam", "{s}.deflection[{k}]", "Real", "m",
            "tip deflection of link {s} from its undeformed shape, link-root frame {axis} (0 when rigid)", _beam),
     Output("kinetic", OutputKind.KINETIC, "mechanism", "energy.kinetic", "Real", "J", "kinetic energy", _none),
@@ -245,7 +270,33 @@ def _scalar(o: Output, subject=None, unit=None, **fmt) -> OutputVar:
     return _var(o, o.name.format(**fmt), unit if unit is not None else o.unit, o.description.format(**fmt), subject, 0)
 
 
-def expand(cm, constraints=(), programmed: bool = False) -> list:
+def _dynamics_vars(cm) -> list:
+    """The dynamics outputs (:func:`expand` with ``dynamics``): M at the driven coordinates (row-major), then the
+    bias and gravity forces there."""
+    driven = driven_coordinates(cm)
+    label = {}
+    for j in cm.joints:
+        for k in range(j.ndof):
+            label[j.dofadr + k] = f"{coordinate_label(j, k)} of joint {j.name}"
+    kinds = [coordinate_kind(cm, d) for d in driven]
+    vs = []
+    o = BY_KEY["mass_matrix"]
+    n = len(driven)
+    for k in range(n * n):
+        r, c = k // n, k % n
+        unit = f"{force_unit(kinds[r])}.s2/{kinds[c]}"          # generalized force per acceleration
+        vs.append(_var(o, o.name.format(r=r + 1, c=c + 1), unit,
+                       o.description.format(r=r + 1, c=c + 1, row=label[driven[r]], col=label[driven[c]]), None, k))
+    for key in ("bias_force", "gravity_force"):
+        o = BY_KEY[key]
+        for k, d in enumerate(driven):
+            vs.append(_var(o, o.name.format(k=k + 1), force_unit(kinds[k]),
+                           o.description.format(row=label[d], what="torque" if kinds[k] == "rad" else "force"),
+                           None, k))
+    return vs
+
+
+def expand(cm, constraints=(), programmed: bool = False, dynamics: bool = False) -> list:
     """The output variables of the compiled mechanism ``cm`` in value-reference order.
 
     constraints: what the outputs need of every constraint of every option variant (objects with
@@ -254,7 +305,8 @@ def expand(cm, constraints=(), programmed: bool = False) -> list:
     coordinates (q, qd), tau_required, joint reactions, axis loads and friction, uniqueness and
     constraint reactions/violations, rank/redundancy, supports, points, beams, energies, solver
     counters, then the points' velocity, angular velocity and orientation (their link's frame: the tool
-    frames a controller reads; stable: value references of existing outputs do not move)."""
+    frames a controller reads; stable: value references of existing outputs do not move), then with
+    ``dynamics`` the mass matrix, bias and gravity forces at the driven coordinates (computed-torque control)."""
     has_con = bool(constraints)
     B = BY_KEY
     vs = _coordinate_vars(cm, ("q", "qd"))
@@ -309,4 +361,6 @@ def expand(cm, constraints=(), programmed: bool = False) -> list:
         vs += [_var(o, o.name.format(s=name, k=k + 1), o.unit, o.description.format(s=name, row=k // 3 + 1,
                                                                                       col=k % 3 + 1), name, k)
                for k in range(9)]
+    if dynamics:
+        vs += _dynamics_vars(cm)
     return vs

@@ -151,12 +151,18 @@ def read_inputs(path: Path, md=None):
     return signals
 
 
+def split_names(text: str) -> list:
+    """Variable names from "a,b,..." (a comma inside brackets belongs to the name: ``dynamics.M[1,2]``)."""
+    import re
+    return [n.strip() for n in re.findall(r"(?:[^,\[]|\[[^\]]*\])+", text) if n.strip()]
+
+
 def output_names(text, md) -> list:
     """The variables to record: ``text`` "a,b,..." checked, or every output."""
     known = variables(md)
     if text is None:
         return [v.name for v in md.modelVariables if v.causality == "output"]
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    names = split_names(text)
     if not names:
         raise UserError("--outputs: no variable names given", 2)
     for n in names:

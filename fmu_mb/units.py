@@ -27,6 +27,10 @@ UNITS = {
     "N.s/m": ({"kg": 1, "s": -1}, {}),
     "1/s": ({"s": -1}, {}),
     "1/s2": ({"s": -2}, {}),
+    "N.m.s2/rad": ({"kg": 1, "m": 2, "rad": -1}, {}),     # mass-matrix entries: generalized force per
+    "N.m.s2/m": ({"kg": 1, "m": 1}, {}),                  # acceleration of the column's coordinate
+    "N.s2/rad": ({"kg": 1, "m": 1, "rad": -1}, {}),
+    "N.s2/m": ({"kg": 1}, {}),
     "1": ({}, {}),                  # dimensionless (rotation-matrix entries)
 }
 

@@ -109,7 +109,8 @@ def test_simulate_prints_final_values_and_runs_the_compiled_kernels(fmus):
                                   "missing FMU", "unknown model", "missing input", "malformed CSV", "ragged CSV",
                                   "empty CSV", "unknown CSV column", "unknown output", "not an FMU",
                                   "failing FMU", "info of a missing FMU", "demo without FMUs", "--option twice",
-                                  "--option not a number", "--option with python FMUs", "--option value set wrong"])
+                                  "--option not a number", "--option with python FMUs", "--option value set wrong",
+                                  "--dynamics without model names", "--dynamics on a closed loop"])
 def test_errors_are_one_line_without_traceback(fmus, tmp_path, case):
     fmu = fmus["five_axis"].path
     bad = tmp_path / "bad.csv"
@@ -139,6 +140,9 @@ def test_errors_are_one_line_without_traceback(fmus, tmp_path, case):
                            "list its values in one --option n_div=A,B", 2),
         "--option not a number": (["build", "crane", "--kind", "native", "--option", "n_div=2,x"], "NAME=VALUE", 2),
         "--option with python FMUs": (["build", "crane", "--option", "n_div=2"], "--kind native", 2),
+        "--dynamics without model names": (["build", "--dynamics"], "name the models", 2),
+        "--dynamics on a closed loop": (["build", "rpsup", "--dynamics", "--no-controller", "--out", tmp_path],
+                                        "rpsup: no dynamics outputs: its kinematic constraints", 1),
         "--option value set wrong": (["build", "crane", "--kind", "native", "--out", tmp_path, "--option",
                                       "n_div=2,2"], "given twice", 1),
     }[case]
@@ -165,7 +169,7 @@ def test_build_help_and_build_fmus_py():
 
 def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     """``build`` does what build_fmus.py did: the models named (positional or --model, default
-    all), --model-file, --out, --no-controller, --integer-options."""
+    all), --model-file, --out, --no-controller, --integer-options; --dynamics."""
     from fmu_mb.fmi import builder, controller
     calls = []
 
@@ -177,16 +181,16 @@ def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     monkeypatch.setattr(builder, "build_fmu", fake("fmu"))
     monkeypatch.setattr(controller, "build_controller_fmu", fake("controller"))
     assert cli.main(["build", "crane", "--model", "five_axis", "--out", str(tmp_path), "--no-cross-check"]) == 0
-    assert calls == [("fmu", ("crane", str(tmp_path)), {"enumerations": True}),
-                     ("fmu", ("five_axis", str(tmp_path)), {"enumerations": True}),
+    assert calls == [("fmu", ("crane", str(tmp_path)), {"enumerations": True, "dynamics": False}),
+                     ("fmu", ("five_axis", str(tmp_path)), {"enumerations": True, "dynamics": False}),
                      ("controller", (str(tmp_path),), {})]
     calls.clear()
     assert cli.main(["build", "crane", "--no-controller", "--integer-options", "--no-cross-check"]) == 0
-    assert calls == [("fmu", ("crane", "dist"), {"enumerations": False})]
+    assert calls == [("fmu", ("crane", "dist"), {"enumerations": False, "dynamics": False})]
     calls.clear()
     arm = str(ROOT / "examples" / "two_link_arm.py")
-    assert cli.main(["build", "--model-file", arm, "--no-controller", "--no-cross-check"]) == 0
-    assert calls == [("fmu", (arm, "dist"), {"enumerations": True})]
+    assert cli.main(["build", "--model-file", arm, "--no-controller", "--no-cross-check", "--dynamics"]) == 0
+    assert calls == [("fmu", (arm, "dist"), {"enumerations": True, "dynamics": True})]
     calls.clear()
     assert cli.main(["build", "--no-controller", "--no-cross-check"]) == 0
     from fmu_mb import registry
@@ -253,3 +257,11 @@ def test_python_dash_m_and_the_console_script_are_the_same_command():
     assert re.search(r'^\[project\.scripts\]\nfmu-mb = "fmu_mb\.cli:main"$', text, re.M)
     r = run("--version")
     assert r.returncode == 0 and r.stdout.startswith("fmu-mb ")
+
+
+def test_variable_lists_keep_commas_inside_brackets():
+    """--outputs/--inputs lists: "dynamics.M[1,2]" is one name (the matrix outputs of --dynamics FMUs)."""
+    from fmu_mb.runs import split_names
+    assert split_names("dynamics.M[1,2], arm.q ,tip.R[3],dynamics.M[2,1],") == [
+        "dynamics.M[1,2]", "arm.q", "tip.R[3]", "dynamics.M[2,1]"]
+    assert split_names(" , ") == []

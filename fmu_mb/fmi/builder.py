@@ -225,10 +225,11 @@ def finish_build(fmu: Path, doc: str, n_vars: int, t0: float, validate: bool) ->
     return BuildResult(fmu, md, fmu.stat().st_size, n_vars, time.perf_counter() - t0, problems)
 
 
-def checked_interface(model: str, module, model_file):
+def checked_interface(model: str, module, model_file, dynamics: bool = False):
     """(compiled mechanism at the defaults, interface, {(): it}) of a loaded model file, for both FMU kinds: its
     loops close at the start (else every instantiation would fail) and every option combination fits the
-    interface; registry.ModelFileError / ValueError naming the file otherwise."""
+    interface; registry.ModelFileError / ValueError naming the file otherwise. ``dynamics``: with the dynamics
+    outputs (fmi.interface.build_interface)."""
     meta = getattr(module, "FMU", {})
     cm = compile_mechanism(registry.build_checked(module, model_file))
     if cm.model.nc:
@@ -240,7 +241,7 @@ def checked_interface(model: str, module, model_file):
         except RuntimeError as exc:
             raise registry.ModelFileError(f"{model_file}: {exc}") from None
     itf = build_interface(model, module, cm, meta.get("step_size", 1e-3), meta.get("static_start", False),
-                          meta.get("method", "rk4"))
+                          meta.get("method", "rk4"), dynamics)
     compiled = {(): cm}
     problems = check_variants(module, itf, compiled)
     if problems:
@@ -250,15 +251,18 @@ def checked_interface(model: str, module, model_file):
     return cm, itf, compiled
 
 
-def build_fmu(model: str, out_dir="dist", validate: bool = True, enumerations: bool = True) -> BuildResult:
+def build_fmu(model: str, out_dir="dist", validate: bool = True, enumerations: bool = True,
+              dynamics: bool = False) -> BuildResult:
     """Build ``<out_dir>/<model>.fmu`` and ``<out_dir>/<model>.md`` from ``models/<model>.py`` or,
     given the path of a model file anywhere (``my_arm.py``), from that file (model ``my_arm``);
-    ``enumerations``: named options as FMI 2.0 Enumerations (False: Integers, for OSP libcosim)."""
+    ``enumerations``: named options as FMI 2.0 Enumerations (False: Integers, for OSP libcosim); ``dynamics``:
+    the mass matrix, bias and gravity forces at the driven coordinates as outputs too (computed-torque control;
+    ValueError for a mechanism with kinematic loops or nonholonomic constraints)."""
     t0 = time.perf_counter()
     model, model_file = registry.locate(model)
     module = registry.load_file(model_file, model)
     meta = getattr(module, "FMU", {})
-    cm, itf, compiled = checked_interface(model, module, model_file)
+    cm, itf, compiled = checked_interface(model, module, model_file, dynamics)
     script = BOOTSTRAP.format(model=model, version=VERSION, core=core_digest(), tooling=_TOOLING_PARTS) + \
         MECHANISM_CLASS.format(model=model, digest=itf.digest())
     return _package(model, script, itf, list(compiled.values()), (module.__doc__ or model).strip().splitlines()[0],

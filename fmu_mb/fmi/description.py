@@ -51,7 +51,8 @@ def enum_type_name(var_name: str) -> str:
 
 
 #: outputs that are functions of the coordinates and rates alone (no input acts on them directly)
-KINEMATIC = frozenset({"q", "qd", "point", "point_v", "point_w", "point_R", "deflection", "kinetic", "potential"})
+KINEMATIC = frozenset({"q", "qd", "point", "point_v", "point_w", "point_R", "deflection", "kinetic", "potential",
+                       "mass_matrix", "bias_force", "gravity_force"})
 #: outputs that are the energy counters among the states (fmi.interface.ENERGY_STATES)
 COUNTERS = frozenset({"dissipated", "work_in", "work_constraints"})
 

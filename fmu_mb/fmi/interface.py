@@ -265,12 +265,33 @@ def constraint_union(module) -> tuple[list, list]:
     return specs, params
 
 
+def dynamics_refusal(cm: CompiledMechanism, constraints) -> str | None:
+    """Why a mechanism cannot have the dynamics outputs (mass matrix, bias and gravity forces at the driven
+    coordinates), or None: they are the open tree's, which is the mechanism's own dynamics only when no kinematic
+    loop or nonholonomic constraint makes its coordinates dependent (programmed motions and a fixed base leave the
+    driven coordinates' dynamics as they are); and they need driven coordinates. ``constraints``: the
+    ConstraintSpecs of every option combination (:func:`constraint_union`)."""
+    loops = sorted({c.group for c in constraints if c.group in ("kinematic", "nonholonomic")})
+    if loops:
+        return (f"its {' and '.join(loops)} constraints make the tree's coordinates dependent, and the reduced "
+                "dynamics of a closed or nonholonomic mechanism in its driven coordinates are not offered")
+    if not any(j.actuated for j in cm.joints):
+        return "it has no driven joint (no tau_drive input)"
+    return None
+
+
 def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: float = 1e-3,
-                    static_start: bool = False, method: str = "rk4") -> Interface:
-    """The interface of ``models/<model_name>.py`` (its module and its default compilation)."""
+                    static_start: bool = False, method: str = "rk4", dynamics: bool = False) -> Interface:
+    """The interface of ``models/<model_name>.py`` (its module and its default compilation); ``dynamics``: with
+    the mass matrix, bias and gravity forces at the driven coordinates as outputs (ValueError saying why where
+    :func:`dynamics_refusal` refuses them)."""
     itf = Interface(model_name)
     options = getattr(module, "OPTIONS", {})
     cspecs, tparams = constraint_union(module)
+    if dynamics:
+        why = dynamics_refusal(cm, cspecs)
+        if why:
+            raise ValueError(f"{model_name}: no dynamics outputs: {why}")
     has_con = bool(cspecs)
     has_prog = any(c.group == "programmed" for c in cspecs)
     # ------------------------------------------------------------------ parameters
@@ -376,7 +397,7 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                     f"programmed trajectory '{tname}': {par.description} (takes effect at the next step)",
                     ("traj", tname, pname), start=float(val), unit=par.unit or None, min=par.min, max=par.max))
     # ------------------------------------------------------------------ outputs (fmu_mb.outputs)
-    for o in expand(cm, cspecs, has_prog):
+    for o in expand(cm, cspecs, has_prog, dynamics):
         itf.add(Var(o.name, o.type, "output", o.variability, o.description, o.source, unit=o.unit))
     return itf
 

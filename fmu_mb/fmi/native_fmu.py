@@ -220,7 +220,7 @@ def _run_time_values(module, itf, variants, all_records, keys, tables, log) -> l
 
 def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: bool = True,
                      enumerations: bool = True, options: dict | None = None, every_count: bool = True,
-                     log=print):
+                     dynamics: bool = False, log=print):
     """Build ``<out_dir>/<model>.fmu``, the native FMU of ``models/<model>.py`` (or a model file's
     path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed; linux-aarch64 in
     place of linux64, :data:`FOLDERS`);
@@ -229,7 +229,8 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     ({"n_div": 5, "damping": 1.2e-3}, or several: {"n_div": [1, 2, 5]}; these options rebuild the model in
     Python, so a native FMU carries a compiled mechanism per value and takes only those at run time);
     ``every_count``: the Count options not in ``options`` are carried at every value of their range
-    (:func:`carry_every_count`; False: at their defaults)."""
+    (:func:`carry_every_count`; False: at their defaults); ``dynamics``: with the dynamics outputs (as
+    fmi.builder.build_fmu)."""
     from .builder import VERSION, checked_interface, finish_build
     from .description import fmu_guid, interface_markdown, model_description
     from .interface import add_states, state_labels, variant_key
@@ -240,7 +241,7 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     if every_count:
         module = carry_every_count(module, model, log)
     meta = getattr(module, "FMU", {})
-    cm, itf, compiled = checked_interface(model, module, model_file)
+    cm, itf, compiled = checked_interface(model, module, model_file, dynamics)
     variants = carried_variants(module)
     objects = cached(targets, log)
     digest = this_core_digest()

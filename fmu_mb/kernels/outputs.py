@@ -20,9 +20,11 @@ import math
 from numba import njit
 
 from .constrained import constrained_derivative
+from .crba import crba
 from .dynamics import state_derivative
 from .forces import elastic_energy, support_force
 from .kinematics import point_position, point_velocity
+from .rnea import bias_forces
 from .spatial import kinetic_energy
 from .scalar import asin, lesser, sqrt
 from .uniqueness import uniqueness
@@ -64,6 +66,7 @@ def fill_outputs(m, d, x, vr, kind, a, b, f, vals):
     for k in range(kind.shape[0]):
         if kind[k] == O.KINETIC or kind[k] == O.POTENTIAL:
             need_energy = True
+    dynamics_outputs(m, d, kind)
     if need_energy:
         mass, com, Ic, g = m.body_mass, m.body_com, m.body_Ic, m.gravity
         for i in range(nb):
@@ -145,9 +148,34 @@ def fill_outputs(m, d, x, vr, kind, a, b, f, vals):
             v = float(d.cp_count[0])
         elif t == O.WORK_CONSTRAINTS:
             v = x[x.shape[0] - 1]
+        elif t == O.MASS_MATRIX:
+            v = d.M[i, j]
+        elif t == O.BIAS_FORCE:
+            v = d.dyn_h[i]
+        elif t == O.GRAVITY_FORCE:
+            v = d.dyn_g[i]
         else:                           # an unknown kind: fmu_mb.outputs never writes one
             v = math.nan
         vals[vr[k]] = v
+
+
+@njit(cache=True, error_model="numpy")
+def dynamics_outputs(m, d, kind):
+    """What the dynamics outputs among ``kind`` read, after forward_kinematics at the state: d.M (crba: at the same
+    q it is the matrix a constrained evaluation formed), d.dyn_h and d.dyn_g (kernels.rnea.bias_forces). Each only
+    if asked for: an FMU without these outputs pays nothing."""
+    mass = bias = gravity = False
+    for k in range(kind.shape[0]):
+        t = kind[k]
+        mass = mass or t == O.MASS_MATRIX
+        bias = bias or t == O.BIAS_FORCE
+        gravity = gravity or t == O.GRAVITY_FORCE
+    if mass:
+        crba(m, d)
+    if bias:
+        bias_forces(m, d, True, d.dyn_h)
+    if gravity:
+        bias_forces(m, d, False, d.dyn_g)
 
 
 @njit(cache=True, error_model="numpy")

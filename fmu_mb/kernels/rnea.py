@@ -101,6 +101,40 @@ def rnea(m, d, qdd, with_external):
 
 
 @njit(cache=True, error_model="numpy")
+def bias_forces(m, d, with_velocity, out):
+    """out = b(q, q̇) = C(q, q̇) q̇ + g(q) (``with_velocity``) or g(q) alone, after forward_kinematics: inverse
+    dynamics at q̈ = 0 of the open tree (Pinocchio's nonLinearEffects and computeGeneralizedGravity; the
+    computed-torque law τ = M q̈_d + b). Springs, dampers, supports, body forces, friction and the constraints are
+    not in it (they are the applied forces Q of papers 000/001, not part of M q̈ − h); the armature multiplies q̈
+    and drops out. Works on its own arrays (d.dyn_*): the evaluation's reactions and accelerations stay."""
+    nb, parent, jtype, ax, dof, g = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof, m.gravity
+    mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
+    lR, lp, cw, cl, w, vl = d.lR, d.lp, d.cw, d.cl, d.w, d.vl
+    aw, al, fM, fF = d.dyn_aw, d.dyn_al, d.dyn_fM, d.dyn_fF
+    for i in range(nb):
+        p = parent[i]
+        if p < 0:                                   # gravity folded in: the ground accelerates at −g
+            a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, 0.0, 0.0, 0.0, -g[0], -g[1], -g[2])
+        else:
+            a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, aw[p, 0], aw[p, 1], aw[p, 2],
+                                                     al[p, 0], al[p, 1], al[p, 2])
+        if with_velocity:
+            a0, a1, a2 = a0 + cw[i, 0], a1 + cw[i, 1], a2 + cw[i, 2]
+            l0, l1, l2 = l0 + cl[i, 0], l1 + cl[i, 1], l2 + cl[i, 2]
+        aw[i, 0], aw[i, 1], aw[i, 2], al[i, 0], al[i, 1], al[i, 2] = a0, a1, a2, l0, l1, l2
+        n0, n1, n2, f0, f1, f2 = inertia_times(mass, com, Ic, i, a0, a1, a2, l0, l1, l2)
+        if with_velocity:
+            g0, g1, g2, h0, h1, h2 = velocity_product(mass, com, Ic, i, w[i, 0], w[i, 1], w[i, 2],
+                                                      vl[i, 0], vl[i, 1], vl[i, 2])
+            n0, n1, n2, f0, f1, f2 = n0 + g0, n1 + g1, n2 + g2, f0 + h0, f1 + h1, f2 + h2
+        fM[i, 0], fM[i, 1], fM[i, 2] = n0, n1, n2
+        fF[i, 0], fF[i, 1], fF[i, 2] = f0, f1, f2
+    for k in range(out.shape[0]):
+        out[k] = 0.0
+    backward_pass(nb, parent, jtype, ax, dof, lR, lp, fM, fF, out)
+
+
+@njit(cache=True, error_model="numpy")
 def rnea_constrained(m, d, qdd, full):
     """Recursive Newton–Euler pass with the constraint wrenches d.cextM/cextF applied
     (kernels.constraints.constraint_wrenches): joint reactions of a constrained

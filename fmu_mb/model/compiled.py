@@ -201,6 +201,13 @@ DATA_SCHEMA = (
     _f("lin_n", "i8", 1, "size of the factored stage matrix (nv + independent rows)"),
     _f("lin_redo", "i8", 1, "low-damping ROS2 / ROS34PW2 steps redone by the damped ROS2 since the run started"),
     _f("lin_x0", "f8", "nx", "state at the start of a guarded step (for its redo)"),
+    # the dynamics outputs (kernels.rnea.bias_forces, kernels.outputs): their own inverse-dynamics pass
+    _f("dyn_aw", "f8", _B3, "bias-force pass: body accelerations at q̈ = 0, angular"),
+    _f("dyn_al", "f8", _B3, "bias-force pass: the same, linear"),
+    _f("dyn_fM", "f8", _B3, "bias-force pass: joint moments"),
+    _f("dyn_fF", "f8", _B3, "bias-force pass: joint forces"),
+    _f("dyn_h", "f8", _V, "bias forces C(q, q̇) q̇ + g(q), N·m or N"),
+    _f("dyn_g", "f8", _V, "gravity forces g(q), N·m or N"),
     _f("f6", "f8", 6, "scratch"),
     _f("t6", "f8", 6, "scratch"),
     _f("r33", "f8", (3, 3), "scratch"),
