@@ -1,11 +1,15 @@
 /* Counts the heap calls of a process (LD_PRELOAD): malloc, calloc, realloc, free, posix_memalign and
- * aligned_alloc go to glibc's own (__libc_*) and are counted; alloc_live() is the number of blocks
- * allocated and not freed, alloc_calls() the number of allocating calls so far. Linux, glibc. */
+ * aligned_alloc go to glibc's own (__libc_*) and are counted, and so are mmap and munmap (made as system calls
+ * here; glibc's malloc maps its large blocks internally, so a block is not counted twice); alloc_live() is the
+ * number of blocks allocated and not freed, alloc_calls() the number of allocating calls so far. Linux, glibc. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -48,4 +52,16 @@ int posix_memalign(void **out, size_t a, size_t n) {
     if (!p) return ENOMEM;
     *out = p;
     return 0;
+}
+
+void *mmap(void *addr, size_t n, int prot, int flags, int fd, off_t off) {
+    __atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST);
+    return (void *)syscall(SYS_mmap, addr, n, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t n, int prot, int flags, int fd, off_t off) { return mmap(addr, n, prot, flags, fd, off); }
+
+int munmap(void *addr, size_t n) {
+    __atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST);
+    return (int)syscall(SYS_munmap, addr, n);
 }

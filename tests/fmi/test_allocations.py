@@ -1,6 +1,9 @@
-"""Heap use of the FMU binaries, counted by a preloaded allocator (tests/c_host/alloc_count.c) in a plain C
-host (tests/c_host/lifecycle_host.c): an instance's life cycle leaves no block behind, and steady stepping
-(fmi2SetReal, fmi2DoStep, fmi2GetReal) calls the allocator not at all, in both FMU kinds."""
+"""Heap use of the FMU binaries, counted by a preloaded allocator (tests/c_host/alloc_count.c: malloc and its
+kin, mmap, munmap) in a plain C host (tests/c_host/lifecycle_host.c): an instance's life cycle leaves no block
+behind, and steady stepping (co-simulation: fmi2SetReal, fmi2DoStep, fmi2GetReal; Model Exchange: fmi2SetReal,
+fmi2SetTime, fmi2SetContinuousStates, fmi2GetDerivatives, fmi2GetReal, fmi2CompletedIntegratorStep) calls none of
+them and no logger, for every mechanism at its most detailed options; nor do the calls the FMU refuses (a NaN input,
+a negative or non-contiguous step, NaN states or time: each logged) and the steps after them (issue 40)."""
 from __future__ import annotations
 
 import os
@@ -11,6 +14,9 @@ from pathlib import Path
 
 import pytest
 from fmpy import read_model_description
+
+from fmu_mb import registry
+from tests.fmi.test_native_fmu import DETAIL
 
 HOST_DIR = Path(__file__).resolve().parents[1] / "c_host"
 FMI2 = Path(__file__).resolve().parents[2] / "fmu_mb" / "fmi" / "c" / "fmi2"
@@ -30,15 +36,19 @@ def host(tmp_path_factory):
     return counter, host
 
 
-def _run(host, folder, model, cycles=40, steps=50):
+def _run(host, folder, model, cycles=40, steps=50, me=False, detail=False, dt=1e-3):
     counter, program = host
     md = read_model_description(str(Path(folder) / "modelDescription.xml"))
     reals = [v for v in md.modelVariables if v.type == "Real"]
     inp = next(v for v in reals if v.causality == "input")
     outs = ",".join(str(v.valueReference) for v in reals if v.causality == "output")
     binary = Path(folder) / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
+    by_name = {v.name: v for v in md.modelVariables}
+    start = [f"{by_name[n].valueReference}:i={int(v)}" for n, v in (DETAIL.get(model, {}) if detail else {}).items()]
+    nx = sum(v.name.startswith("state[") for v in md.modelVariables)
     r = subprocess.run([str(program), str(binary), (Path(folder) / "resources").as_uri(), md.guid, str(cycles),
-                        str(steps), "0.001", str(inp.valueReference), outs], capture_output=True, text=True,
+                        str(steps), repr(dt), str(inp.valueReference), outs] + ([f"me={nx}"] if me else []) + start,
+                       capture_output=True, text=True,
                        env={**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_PRELOAD")},
                             "LD_PRELOAD": str(counter)}, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
@@ -58,3 +68,22 @@ def test_instances_leave_no_heap_block_and_steady_steps_allocate_nothing(host, e
           f"allocating calls in 50 steady steps: {got['step']}")
     assert got["after"] == got["warm"], got
     assert got["step"] == 0, got
+
+
+@pytest.mark.parametrize("interface", ["cs", "me"])
+@pytest.mark.parametrize("model", registry.available())
+def test_native_steps_and_refusals_at_the_most_detailed_options_allocate_nothing(host, extracted_native, model,
+                                                                                interface):
+    """Every mechanism's native FMU at its most detailed options, through co-simulation and Model Exchange: 10
+    life cycles after the first leave no heap block; 200 steady steps (every Real output read after each) make no
+    heap, mmap or munmap call and no logger call; the refused calls after them (a NaN input; a step of negative
+    size and one from the wrong time, or NaN states and a NaN time) each answer fmi2Error with a logged message,
+    and they and the two steps after them make no heap, mmap or munmap call either."""
+    me = interface == "me"        # (the host's explicit Euler needs 1e-5 s on the stiff flexible links and bristles)
+    got = _run(host, extracted_native[model], model, cycles=10, steps=200, me=me, detail=True, dt=1e-5 if me else 1e-3)
+    print(f"native {model} {interface}: {got}")
+    assert got["warm"] > 0                  # the counter sees the instance's blocks
+    assert got["after"] == got["warm"], got
+    assert got["step"] == 0 and got["steady_logs"] == 0, got
+    assert got["refusals"] == 3 and got["refused_logs"] >= 3, got
+    assert got["refused"] == 0, got
