@@ -2,9 +2,12 @@
  * numba's helper for complex powers):
  * the boxes of the Model/Data StructRefs each entry builds (kernels.handles, native.library).
  * The layout of NRT_MemInfo is numba's (the compiled code reads refct and data in place).
- * Boxes are recycled through a small per-thread cache: after the first call of an entry on a
- * thread no entry allocates; instances stepping in parallel threads share nothing; a thread's
- * cache is freed when the thread ends. */
+ * Boxes are recycled through one process-wide pool, lock-free: a released box goes into a free slot of its
+ * size's class (compare-and-swap), a box is taken by exchanging a slot with NULL (each slot is its own atomic
+ * cell, so no ABA problem). After the first calls of the entries on any thread no entry allocates on any
+ * thread: a real-time thread that steps an FMU another thread initialized makes no heap call, takes no lock and
+ * registers nothing (a per-thread cache did all three on a thread's first call). The pool is bounded (a box
+ * without a free slot is freed) and freed when the library unloads; threads leave nothing behind. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,71 +23,32 @@ typedef struct NRT_MemInfo {
     void *external_allocator;
 } NRT_MemInfo;
 
-#define CACHE_SLOTS 8
+/* Size classes (the StructRefs of Model, Data and the complex Data: three sizes) and slots per class (boxes
+ * alive at once: two or three per entry call, per instance stepping at the same time). */
+#define POOL_CLASSES 8
+#define POOL_SLOTS 32
+static size_t pool_size[POOL_CLASSES];                   /* 0: unclaimed; set once, by compare-and-swap */
+static NRT_MemInfo *pool[POOL_CLASSES][POOL_SLOTS];
 
-/* The calling thread's cache, and its release when the thread ends (a thread pool's threads come
- * and go: their boxes go with them). Windows: a fiber-local slot whose callback frees the cache
- * (the slot is released when the library unloads). Linux: a thread-local array and the C library's
- * thread-exit destructor (__cxa_thread_atexit_impl, glibc >= 2.18; also what keeps the library
- * mapped until the threads that used it end); without it the boxes stay, as before. */
-static void free_boxes(NRT_MemInfo **slots) {
-    for (int i = 0; i < CACHE_SLOTS; i++) {
-        free(slots[i]);
-        slots[i] = NULL;
-    }
-}
-
-#if defined(_WIN32)
-#include <windows.h>
-static DWORD fls_slot = FLS_OUT_OF_INDEXES;
-static INIT_ONCE fls_once = INIT_ONCE_STATIC_INIT;
-
-static VOID WINAPI release_cache(PVOID cache) {
-    if (!cache) return;
-    free_boxes((NRT_MemInfo **)cache);
-    free(cache);
-}
-
-static BOOL CALLBACK make_slot(PINIT_ONCE once, PVOID param, PVOID *context) {
-    (void)once; (void)param; (void)context;
-    fls_slot = FlsAlloc(release_cache);
-    return TRUE;
-}
-
-__attribute__((destructor)) static void release_slot(void) {
-    if (fls_slot != FLS_OUT_OF_INDEXES) FlsFree(fls_slot);        /* runs every thread's callback */
-}
-
-/* This thread's cache (NULL when no slot or memory: then nothing is cached). */
-static NRT_MemInfo **thread_cache(void) {
-    InitOnceExecuteOnce(&fls_once, make_slot, NULL, NULL);
-    if (fls_slot == FLS_OUT_OF_INDEXES) return NULL;
-    NRT_MemInfo **cache = (NRT_MemInfo **)FlsGetValue(fls_slot);
-    if (!cache) {
-        cache = (NRT_MemInfo **)calloc(CACHE_SLOTS, sizeof *cache);
-        if (cache && !FlsSetValue(fls_slot, cache)) {
-            free(cache);
-            cache = NULL;
+/* The class of boxes of `size` (claimed if `claim` and none is), or -1. */
+static int pool_class(size_t size, int claim) {
+    for (int c = 0; c < POOL_CLASSES; c++) {
+        size_t s = __atomic_load_n(&pool_size[c], __ATOMIC_ACQUIRE);
+        if (s == size) return c;
+        if (s == 0) {
+            if (!claim) return -1;
+            if (__atomic_compare_exchange_n(&pool_size[c], &s, size, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+                s == size)
+                return c;
         }
     }
-    return cache;
+    return -1;
 }
-#else
-extern int __cxa_thread_atexit_impl(void (*dtor)(void *), void *obj, void *dso_symbol) __attribute__((weak));
-extern void *__dso_handle __attribute__((weak));
-static _Thread_local NRT_MemInfo *slots[CACHE_SLOTS];
-static _Thread_local int registered;
 
-static void release_cache(void *cache) { free_boxes((NRT_MemInfo **)cache); }
-
-static NRT_MemInfo **thread_cache(void) {
-    if (!registered) {
-        registered = 1;
-        if (__cxa_thread_atexit_impl) __cxa_thread_atexit_impl(release_cache, slots, &__dso_handle);
-    }
-    return slots;
+__attribute__((destructor)) static void release_pool(void) {
+    for (int c = 0; c < POOL_CLASSES; c++)
+        for (int i = 0; i < POOL_SLOTS; i++) free(__atomic_exchange_n(&pool[c][i], NULL, __ATOMIC_ACQ_REL));
 }
-#endif
 
 static void custom_dtor(void *ptr, size_t size, void *info) {
     NRT_dtor_function dtor = (NRT_dtor_function)info;
@@ -92,13 +56,10 @@ static void custom_dtor(void *ptr, size_t size, void *info) {
 }
 
 NRT_MemInfo *NRT_MemInfo_alloc_dtor(size_t size, NRT_dtor_function dtor) {
-    NRT_MemInfo *mi = NULL, **cache = thread_cache();
-    for (int i = 0; cache && i < CACHE_SLOTS; i++) {
-        if (cache[i] && cache[i]->size == size) {
-            mi = cache[i];
-            cache[i] = NULL;
-            break;
-        }
+    NRT_MemInfo *mi = NULL;
+    int c = pool_class(size, 0);
+    for (int i = 0; c >= 0 && !mi && i < POOL_SLOTS; i++) {
+        if (__atomic_load_n(&pool[c][i], __ATOMIC_RELAXED)) mi = __atomic_exchange_n(&pool[c][i], NULL, __ATOMIC_ACQ_REL);
     }
     if (!mi) {
         mi = (NRT_MemInfo *)malloc(sizeof(NRT_MemInfo) + size + 16);
@@ -114,13 +75,13 @@ NRT_MemInfo *NRT_MemInfo_alloc_dtor(size_t size, NRT_dtor_function dtor) {
 }
 
 void NRT_MemInfo_call_dtor(NRT_MemInfo *mi) {
-    NRT_MemInfo **cache = thread_cache();
     if (mi->dtor) mi->dtor(mi->data, mi->size, mi->dtor_info);
-    for (int i = 0; cache && i < CACHE_SLOTS; i++) {
-        if (!cache[i]) {
-            cache[i] = mi;
+    int c = pool_class(mi->size, 1);
+    for (int i = 0; c >= 0 && i < POOL_SLOTS; i++) {
+        NRT_MemInfo *empty = NULL;
+        if (!__atomic_load_n(&pool[c][i], __ATOMIC_RELAXED) &&
+            __atomic_compare_exchange_n(&pool[c][i], &empty, mi, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
             return;
-        }
     }
     free(mi);
 }

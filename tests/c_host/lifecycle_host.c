@@ -1,9 +1,12 @@
 /* Heap blocks an FMU leaves behind, and heap calls its steady stepping and its refusals make: a plain C host run
  * with alloc_count.so preloaded.
- * Usage: lifecycle_host BINARY RESOURCES_URI GUID CYCLES STEPS DT INPUT_VR OUTPUT_VRS [me=NX] [VR=V | VR:i=V ...]
+ * Usage: lifecycle_host BINARY RESOURCES_URI GUID CYCLES STEPS DT INPUT_VR OUTPUT_VRS [me=NX] [thread]
+ *                       [VR=V | VR:i=V ...]
  *   me=NX   Model Exchange with NX continuous states: each step is fmi2SetReal (the input), fmi2SetTime,
  *           fmi2SetContinuousStates, fmi2GetDerivatives, the Real outputs read, an explicit Euler update and
  *           fmi2CompletedIntegratorStep (default: co-simulation, fmi2SetReal + fmi2DoStep + the outputs read)
+ *   thread  the steps and the refused calls run in a thread started for them after the initialization (a rig's
+ *           real-time thread stepping an FMU its main thread set up); counted from inside that thread
  *   VR=V    Real start values, VR:i=V Integer (Enumeration) ones, set before fmi2EnterInitializationMode
  * One cycle: fmi2Instantiate, setup, start values, initialization, STEPS steps (input INPUT_VR set to 0.5 before
  * each, the Real outputs OUTPUT_VRS (comma-separated) read after it), then calls the FMU must refuse (a NaN input;
@@ -15,6 +18,7 @@
  * "refused_logs N". Linux (dlopen). */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +40,76 @@ static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status sta
 #define FN(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name)
 #define MAXV 4096
 
+/* What one cycle's stepping needs and what it counted. */
+typedef struct {
+    fmi2Component s;
+    fmi2SetRealTYPE *set_real;
+    fmi2DoStepTYPE *do_step;
+    fmi2GetRealTYPE *get_real;
+    fmi2SetTimeTYPE *set_time;
+    fmi2SetContinuousStatesTYPE *set_states;
+    fmi2GetDerivativesTYPE *get_derivatives;
+    fmi2CompletedIntegratorStepTYPE *completed;
+    long (*calls)(void);
+    int steps, nout;
+    size_t nx;
+    double dt, t, *x, *dx, *bad, *out;
+    fmi2ValueReference in, *vrs;
+    long step_calls, refused_calls, refusals, steady_logs, refused_logs;
+    int failed;
+} Cycle;
+
+/* One step of the cycle (co-simulation or Model Exchange by explicit Euler); 0 on failure. */
+static int step(Cycle *c) {
+    double value = 0.5;
+    fmi2Boolean enter_event, terminate;
+    if (c->set_real(c->s, &c->in, 1, &value) > 1) return 0;
+    if (c->nx) {
+        if (c->set_time(c->s, c->t) > 1 || c->set_states(c->s, c->x, c->nx) > 1 ||
+            c->get_derivatives(c->s, c->dx, c->nx) > 1)
+            return 0;
+        c->get_real(c->s, c->vrs, (size_t)c->nout, c->out);
+        for (size_t k = 0; k < c->nx; ++k) c->x[k] += c->dt * c->dx[k];
+        if (c->completed(c->s, fmi2True, &enter_event, &terminate) > 1) return 0;
+    } else {
+        if (c->do_step(c->s, c->t, c->dt, fmi2True) > 1) return 0;
+        c->get_real(c->s, c->vrs, (size_t)c->nout, c->out);
+    }
+    c->t += c->dt;
+    return 1;
+}
+
+/* The steady steps, the refused calls and two steps after them, counted. */
+static void *run_steps(void *arg) {
+    Cycle *c = (Cycle *)arg;
+    double nan_value = NAN;
+    long before = c->calls(), logs = log_calls;
+    c->failed = 1;
+    for (int k = 0; k < c->steps; ++k)
+        if (!step(c)) return NULL;
+    c->step_calls = c->calls() - before;
+    c->steady_logs = log_calls - logs;
+    before = c->calls();
+    logs = log_calls;
+    c->refusals = c->set_real(c->s, &c->in, 1, &nan_value) >= fmi2Error;
+    if (c->nx) {
+        c->refusals += c->set_states(c->s, c->bad, c->nx) >= fmi2Error;
+        c->refusals += c->set_time(c->s, NAN) >= fmi2Error;
+    } else {
+        c->refusals += c->do_step(c->s, c->t, -c->dt, fmi2True) >= fmi2Error;
+        c->refusals += c->do_step(c->s, c->t + 1.0, c->dt, fmi2True) >= fmi2Error;
+    }
+    for (int k = 0; k < 2; ++k)
+        if (!step(c)) return NULL;
+    c->refused_calls = c->calls() - before;
+    c->refused_logs = log_calls - logs;
+    c->failed = 0;
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     if (argc < 9) {
-        fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID CYCLES STEPS DT INPUT_VR OUTPUT_VRS [me=NX] "
+        fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID CYCLES STEPS DT INPUT_VR OUTPUT_VRS [me=NX] [thread] "
                         "[VR=V | VR:i=V ...]\n", argv[0]);
         return 2;
     }
@@ -69,22 +140,27 @@ int main(int argc, char **argv) {
     FN(fmi2GetDerivatives);
     FN(fmi2CompletedIntegratorStep);
     fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
-    int cycles = atoi(argv[4]), steps = atoi(argv[5]);
-    double dt = atof(argv[6]), value = 0.5, nan_value = NAN, out[MAXV];
-    fmi2ValueReference in = (fmi2ValueReference)atoi(argv[7]), vrs[MAXV];
-    int nout = 0;
-    for (char *p = argv[8]; *p && nout < MAXV; ++nout) {
-        vrs[nout] = (fmi2ValueReference)strtoul(p, &p, 10);
+    int cycles = atoi(argv[4]), in_thread = 0;
+    static double out[MAXV], x[MAXV], dx[MAXV], bad[MAXV];
+    static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV];
+    static double real_v[MAXV];
+    static fmi2Integer int_v[MAXV];
+    Cycle cy = {.set_real = fmi2SetReal, .do_step = fmi2DoStep, .get_real = fmi2GetReal, .set_time = fmi2SetTime,
+                .set_states = fmi2SetContinuousStates, .get_derivatives = fmi2GetDerivatives,
+                .completed = fmi2CompletedIntegratorStep, .calls = calls, .steps = atoi(argv[5]), .dt = atof(argv[6]),
+                .x = x, .dx = dx, .bad = bad, .out = out, .in = (fmi2ValueReference)atoi(argv[7]), .vrs = vrs};
+    for (char *p = argv[8]; *p && cy.nout < MAXV; ++cy.nout) {
+        vrs[cy.nout] = (fmi2ValueReference)strtoul(p, &p, 10);
         if (*p == ',') ++p;
     }
-    size_t nx = 0;
-    fmi2ValueReference real_vr[MAXV], int_vr[MAXV];
-    double real_v[MAXV];
-    fmi2Integer int_v[MAXV];
     size_t nreal = 0, nint = 0;
     for (int a = 9; a < argc; ++a) {
         if (!strncmp(argv[a], "me=", 3)) {
-            nx = (size_t)atol(argv[a] + 3);
+            cy.nx = (size_t)atol(argv[a] + 3);
+            continue;
+        }
+        if (!strcmp(argv[a], "thread")) {
+            in_thread = 1;
             continue;
         }
         char *p;
@@ -100,13 +176,13 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    size_t nx = cy.nx;
     if (nx > MAXV || (nx && !(fmi2SetTime && fmi2SetContinuousStates && fmi2GetDerivatives))) {
         fprintf(stderr, "no Model Exchange interface for %zu states\n", nx);
         return 3;
     }
-    double x[MAXV], dx[MAXV], bad[MAXV];
     for (size_t k = 0; k < nx; ++k) bad[k] = NAN;
-    long step_calls = 0, refused_calls = 0, warm = 0, refusals = 0, steady_logs = 0, refused_logs = 0;
+    long warm = 0;
     for (int c = 0; c <= cycles; ++c) {
         fmi2Component s = fmi2Instantiate("cycle", nx ? fmi2ModelExchange : fmi2CoSimulation, argv[3], argv[2], &cb,
                                           fmi2False, fmi2False);
@@ -118,41 +194,21 @@ int main(int argc, char **argv) {
             fprintf(stderr, "cycle %d: the FMU did not start\n", c);
             return 4;
         }
-        double t = 0.0;
-        fmi2Boolean enter_event, terminate;
-#define STEP()                                                                                                   \
-    do {                                                                                                         \
-        if (fmi2SetReal(s, &in, 1, &value) > 1) goto failed;                                                     \
-        if (nx) {                                                                                                \
-            if (fmi2SetTime(s, t) > 1 || fmi2SetContinuousStates(s, x, nx) > 1 || fmi2GetDerivatives(s, dx, nx) > 1) \
-                goto failed;                                                                                     \
-            fmi2GetReal(s, vrs, (size_t)nout, out);                                                              \
-            for (size_t k = 0; k < nx; ++k) x[k] += dt * dx[k];                                                  \
-            if (fmi2CompletedIntegratorStep(s, fmi2True, &enter_event, &terminate) > 1) goto failed;             \
-        } else {                                                                                                 \
-            if (fmi2DoStep(s, t, dt, fmi2True) > 1) goto failed;                                                 \
-            fmi2GetReal(s, vrs, (size_t)nout, out);                                                              \
-        }                                                                                                        \
-        t += dt;                                                                                                 \
-    } while (0)
-        long before = calls(), logs = log_calls;
-        for (int k = 0; k < steps; ++k) STEP();
-        step_calls = calls() - before;
-        steady_logs = log_calls - logs;
-        before = calls();
-        logs = log_calls;
-        refusals = 0;
-        refusals += fmi2SetReal(s, &in, 1, &nan_value) >= fmi2Error;
-        if (nx) {
-            refusals += fmi2SetContinuousStates(s, bad, nx) >= fmi2Error;
-            refusals += fmi2SetTime(s, NAN) >= fmi2Error;
+        cy.s = s;
+        cy.t = 0.0;
+        if (in_thread) {
+            pthread_t th;
+            if (pthread_create(&th, NULL, run_steps, &cy) || pthread_join(th, NULL)) {
+                fprintf(stderr, "cycle %d: no thread\n", c);
+                return 4;
+            }
         } else {
-            refusals += fmi2DoStep(s, t, -dt, fmi2True) >= fmi2Error;
-            refusals += fmi2DoStep(s, t + 1.0, dt, fmi2True) >= fmi2Error;
+            run_steps(&cy);
         }
-        for (int k = 0; k < 2; ++k) STEP();
-        refused_calls = calls() - before;
-        refused_logs = log_calls - logs;
+        if (cy.failed) {
+            fprintf(stderr, "cycle %d: a step failed at t = %g\n", c, cy.t);
+            return 4;
+        }
         fmi2FMUstate st = NULL;
         if (fmi2GetFMUstate(s, &st) > 1 || fmi2SetFMUstate(s, st) > 1 || fmi2FreeFMUstate(s, &st) > 1) {
             fprintf(stderr, "cycle %d: the state did not round-trip\n", c);
@@ -161,13 +217,9 @@ int main(int argc, char **argv) {
         fmi2Terminate(s);
         fmi2FreeInstance(s);
         if (c == 0) warm = live();
-        continue;
-    failed:
-        fprintf(stderr, "cycle %d: a step failed at t = %g\n", c, t);
-        return 4;
     }
     long after = live();                 /* (before printf: stdout's buffer is a block of its own) */
     printf("warm %ld\nafter %ld\nstep %ld\nrefused %ld\nrefusals %ld\nsteady_logs %ld\nrefused_logs %ld\n", warm,
-           after, step_calls, refused_calls, refusals, steady_logs, refused_logs);
+           after, cy.step_calls, cy.refused_calls, cy.refusals, cy.steady_logs, cy.refused_logs);
     return 0;
 }

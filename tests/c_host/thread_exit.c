@@ -1,5 +1,5 @@
 /* Threads that call the runtime's box allocator (fmu_mb/native/runtime.c built as a shared library, loaded
- * as a host loads an FMU) and end: their per-thread caches must go with them.
+ * as a host loads an FMU) and end: nothing may grow with their number (the boxes live in one bounded pool).
  *
  *   thread_exit LIBRARY THREADS     start and join THREADS threads, each allocating and releasing boxes;
  *                                   then a thread keeps its cache while the library is unloaded, and

@@ -104,7 +104,7 @@ def test_linearly_implicit_methods_at_full_detail_are_bitwise_the_jit(clib, name
 
 def test_two_instances_stepping_in_threads_give_the_sequential_bits(clib):
     """ctypes releases the GIL around each call, so the two instances really run at once: the
-    runtime's per-thread box cache and the kernels must share no state."""
+    runtime's box pool (lock-free, shared) and the kernels must not mix the instances' state."""
     cm = compile_mechanism(registry.load("rpsup").build(base="flexible", coupler="flexible", friction="lugre"))
 
     def run(out, drive):
@@ -271,11 +271,11 @@ def _thread_exit_peaks(cc, shared, host, run) -> list:
 
 
 def test_a_thread_that_ends_takes_its_box_cache_with_it(tmp_path):
-    """runtime.c caches the kernels' StructRef boxes per thread; a host's thread pool starts and ends
-    threads, so each thread's cache is freed when it ends (glibc's thread-exit destructor, which also
-    keeps the library mapped while a thread that used it lives: the program unloads it under a running
-    thread three times). Peak resident memory (VmHWM) after 500 and 5000 threads: within 1 MiB (measured
-    1656 and 1652 KiB; with the cache kept, as before: 1868 and 3984 KiB, ≈ 470 bytes per ended thread)."""
+    """A host's thread pool starts and ends threads that call the runtime's box allocator: nothing may grow
+    with their number (runtime.c keeps the boxes in one bounded process-wide pool, freed when the library
+    unloads; the program unloads it under a running thread three times). Peak resident memory (VmHWM) after
+    500 and 5000 threads: within 1 MiB (a per-thread cache that outlived its thread grew by ≈ 470 bytes per
+    ended thread: 1868 and 3984 KiB)."""
     lib, host = tmp_path / "runtime.so", tmp_path / "thread_exit"
     peaks = _thread_exit_peaks(shutil.which("cc") or "gcc", [str(lib), "-fPIC", "-lm"], str(host),
                                lambda n: subprocess.run([str(host), str(lib), str(n)], capture_output=True,
@@ -285,9 +285,8 @@ def test_a_thread_that_ends_takes_its_box_cache_with_it(tmp_path):
 
 @pytest.mark.skipif(not (MINGW and WINE), reason=MISSING + " to run the Windows runtime")
 def test_a_windows_thread_that_ends_takes_its_box_cache_with_it(tmp_path, wine_prefix):
-    """The same on Windows (wine 8): a fiber-local slot whose callback frees the cache when a thread
-    ends, released when the DLL unloads (under a running thread, three times). Peak committed memory
-    after 500 and 5000 threads: within 1 MiB (measured 2836 and 2840 KiB; as before: 3052 and 5160 KiB)."""
+    """The same on Windows (wine 8): the DLL unloads under a running thread, three times. Peak committed
+    memory after 500 and 5000 threads: within 1 MiB (a per-thread cache kept: 3052 and 5160 KiB)."""
     lib, host = tmp_path / "runtime.dll", tmp_path / "thread_exit.exe"
     win = lambda p: "Z:" + str(p).replace("/", "\\")                               # noqa: E731
     peaks = _thread_exit_peaks(MINGW, [str(lib), "-static-libgcc", "-Wl,--export-all-symbols"], str(host),
