@@ -71,6 +71,17 @@ of the coordinate partition, paper 000 eq. 25); inputs: drive torques/forces; ou
 Python: fmu_mb.linearization.linearize (docs/linear-models.md)."""
 
 
+RT_BENCH_DESCRIPTION = """Step a native co-simulation FMU at a fixed rate, as a hardware-in-the-loop rig does, and report
+the distribution of its step times (fmi2DoStep plus reading every Real output): median, p99, p99.99, max,
+overruns (steps longer than the period). A small C program (compiled on first use with cc) runs the loop: no
+Python in it; it locks its memory, asks for SCHED_FIFO and pins one CPU, and says what it got.
+
+    fmu-mb rt-bench dist/native/crane.fmu                                # 100000 steps at 1 kHz
+    fmu-mb rt-bench dist/native/crane.fmu --set model.link=flexible model.friction=lugre
+    fmu-mb rt-bench dist/native/five_axis.fmu --rate 0 --steps 1000000   # back to back: the distribution
+"""
+
+
 #: robot description files fmu-mb build imports (fmu_mb.interop): URDF and MuJoCo's MJCF
 ROBOT_FILES = (".urdf", ".xml", ".mjcf")
 
@@ -181,6 +192,32 @@ def _simulate(args) -> int:
     if not args.csv and not args.plot:
         print(runs.final_values(result, outputs, md))
     return 0
+
+
+def _rt_bench(args) -> int:
+    import json
+    from . import rtbench, runs
+    if args.steps < 1:
+        raise UserError(f"--steps must be at least 1 (got {args.steps})", 2)
+    if not (args.rate >= 0.0) or args.rate == float("inf"):
+        raise UserError(f"--rate must be a number of steps per second >= 0 (got {args.rate:g})", 2)
+    if args.cpu is not None and not 0 <= args.cpu < (os.cpu_count() or 1):
+        raise UserError(f"--cpu: this machine has CPUs 0 ... {(os.cpu_count() or 1) - 1} (got {args.cpu})", 2)
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        raise UserError(f"--json: no such folder: {Path(args.json).parent}", 2)
+    path = Path(args.fmu)
+    if not path.is_file():
+        raise UserError(f"{path}: no such file", 2)
+    md = runs.model_description(path)
+    start = runs.start_values(args.set, md)
+    if args.rate:
+        print(f"{path.name}: {args.steps} steps at {args.rate:g} Hz take {args.steps / args.rate:.0f} s "
+              "(--steps, or --rate 0 for back-to-back steps)", flush=True)
+    report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md)
+    print(rtbench.describe(path.name, report))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"fmu": str(path), "start": start, **report}, indent=1))
+    return 1 if report.get("status", 0) > 1 else 0
 
 
 def _info(args) -> int:
@@ -567,6 +604,21 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("--report", metavar="PAGE", help="write an HTML page: the modes animated in the 3D view, the pole "
                    "map and Bode plots from the inputs to the outputs (fmu_mb.report.modes)")
     n.set_defaults(func=_linearize, parser=n)
+
+    t = sub.add_parser("rt-bench", help="step a native FMU at a fixed rate as a HIL rig does: step-time "
+                       "distribution and overruns", description=RT_BENCH_DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("fmu", metavar="FMU", help="a native FMU (fmu-mb build MODEL --kind native)")
+    t.add_argument("--rate", type=float, default=1000.0, metavar="HZ",
+                   help="steps per second; the communication step is 1/HZ (default 1000: 1 ms steps); 0: back to "
+                        "back with 1 ms steps (the step-time distribution without waiting)")
+    t.add_argument("--steps", type=int, default=100_000, metavar="N", help="steps to time (default 100000: 100 s at "
+                   "1 kHz; the README table uses 1000000)")
+    t.add_argument("--cpu", type=int, metavar="N", help="the CPU to pin the loop to (default: the last one)")
+    t.add_argument("--set", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+                   help="start values of parameters and inputs, e.g. model.link=flexible (the inputs are held)")
+    t.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    t.set_defaults(func=_rt_bench, parser=t)
 
     d = sub.add_parser("demo", help="closed-loop co-simulation: crane FMUs (reference model, plant) + PD "
                        "controller FMU", description="Closed-loop co-simulation demos in FMPy (= python -m "

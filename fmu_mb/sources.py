@@ -25,7 +25,8 @@ def importable_env() -> dict:
 #: no FMU's code either but stays: it shapes the native kernels, which this digest keys
 TOOLING = ("__main__.py", "cli.py", "build.py", "runs.py", "fmu_info.py", "errors.py", "demo.py", "scenarios", "interop",
            "samples.py", "sweep", "fmu_cache.py", "report", "crosscheck.py", "fmi/native_fmu.py", "fmi/native_values.py",
-           "fmi/binary.py", "fmi/model_table.py", "native/trajectory_code.py", "docs_pages.py", "linearization")
+           "fmi/binary.py", "fmi/model_table.py", "native/trajectory_code.py", "docs_pages.py", "linearization",
+           "rtbench")
 
 
 def is_tooling(rel) -> bool:

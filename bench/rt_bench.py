@@ -1,0 +1,85 @@
+"""Step-time distribution of every mechanism's native FMU under the HIL harness (``fmu-mb rt-bench``).
+
+Run:  python bench/rt_bench.py [--fmus DIR] [--steps 1000000] [--paced-steps 30000] [--models crane ...]
+
+For every model: its native FMU (linux64; built into a temporary folder unless ``--fmus`` holds
+``<model>.fmu`` native FMUs) stepped by the C harness with 1 ms communication steps, reading every Real output
+after each step, at the defaults and at the most detailed options (bench/realtime.py's ``DETAIL``): back to back
+over ``--steps`` steps (the distribution of the step time: median, p99, p99.99, max, worst/median, real-time
+factor at the median and at the worst step), then the detailed options paced at 1 kHz over ``--paced-steps``
+(the rig's case: the caches cool between steps; overruns counted). The scheduling class and memory locking the
+harness obtained are printed with each table.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from realtime import DETAIL  # noqa: E402  (bench/ is the script's folder)
+
+from fmu_mb import registry
+from fmu_mb.fmi.native_fmu import build_native_fmu
+from fmu_mb.rtbench import run
+from fmu_mb.runs import model_description, typed
+
+
+def _start(md, options: dict) -> dict:
+    by_name = {v.name: v for v in md.modelVariables}
+    return {f"model.{k}": typed(by_name[f"model.{k}"], str(v)) for k, v in options.items()}
+
+
+def _row(name: str, label: str, r: dict) -> str:
+    us = lambda k: r[k] / 1000.0                                  # noqa: E731
+    dt = r["communication_step_s"]
+    return (f"{name:<13}{label:<9}{us('median_ns'):>9.1f}{us('p99_ns'):>9.1f}{us('p9999_ns'):>9.1f}"
+            f"{us('max_ns'):>9.1f}{r['max_ns'] / r['median_ns']:>9.2f}{dt / (r['median_ns'] * 1e-9):>9.0f}"
+            f"{dt / (r['max_ns'] * 1e-9):>9.0f}{r['overruns']:>9d}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fmus", help="folder with native <model>.fmu (default: build them)")
+    ap.add_argument("--steps", type=int, default=1_000_000)
+    ap.add_argument("--paced-steps", type=int, default=30_000)
+    ap.add_argument("--models", nargs="+", default=registry.available())
+    args = ap.parse_args(argv)
+    head = f"{'model':<13}{'options':<9}{'median':>9}{'p99':>9}{'p99.99':>9}{'max':>9}{'max/med':>9}{'RT×med':>9}" \
+           f"{'RT×max':>9}{'overruns':>9}"
+    with tempfile.TemporaryDirectory(prefix="fmu_mb_rtbench_") as tmp:
+        fmus = {}
+        for m in args.models:
+            given = Path(args.fmus) / f"{m}.fmu" if args.fmus else None
+            fmus[m] = given if given and given.is_file() else \
+                build_native_fmu(m, Path(tmp), ["linux64"], validate=False, log=lambda s: None).path
+        rows, settings = [], set()
+        for m in args.models:
+            md = model_description(fmus[m])
+            for label, options in (("defaults", {}), ("detail", DETAIL[m])):
+                r = run(fmus[m], args.steps, 0.0, None, _start(md, options), md)
+                settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
+                rows.append(_row(m, label, r))
+                print(rows[-1], file=sys.stderr, flush=True)
+        print(f"Back to back: {args.steps} steps of 1 ms (fmi2DoStep + every Real output), µs; RT×: real-time "
+              "factor at the median / worst step")
+        print(head)
+        print("\n".join(rows))
+        rows = []
+        for m in args.models:
+            md = model_description(fmus[m])
+            r = run(fmus[m], args.paced_steps, 1000.0, None, _start(md, DETAIL[m]), md)
+            settings.add(("paced", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
+            rows.append(_row(m, "detail", r))
+        print(f"\nPaced at 1 kHz: {args.paced_steps} steps, most detailed options, µs")
+        print(head)
+        print("\n".join(rows))
+    print()
+    for mode, locked, fifo, cpu in sorted(settings):
+        print(f"harness, {mode}: memory locked {'yes' if locked else 'no'}, "
+              f"{'SCHED_FIFO 80' if fifo else 'SCHED_OTHER'}, pinned to CPU {cpu}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""``fmu-mb rt-bench``: a native co-simulation FMU stepped at a fixed rate by a small C program, as a
+hardware-in-the-loop rig steps it, and the distribution of its step times.
+
+rt_bench.c (next to this file) is compiled on first use with the system's C compiler into
+``$FMU_MB_CACHE/rtbench/<hash of the source>/`` and run on the extracted FMU: no Python in the loop. It locks
+the process's memory (mlockall), asks for SCHED_FIFO priority 80 when paced (back to back, a real-time task would
+be throttled by the kernel's real-time bandwidth limit for ~50 ms each second) and pins the loop to one CPU, and
+reports what it got (an unprivileged user gets SCHED_OTHER; run as root or with CAP_SYS_NICE for the real-time
+class). Each
+step is fmi2DoStep plus reading every Real output, timed with CLOCK_MONOTONIC; the loop sleeps until the next
+period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Linux.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from ..errors import UserError
+
+SOURCE = Path(__file__).with_name("rt_bench.c")
+#: what the report lists, in order: (key, label, unit)
+TIMES = (("median_ns", "median"), ("p99_ns", "p99"), ("p9999_ns", "p99.99"), ("max_ns", "max"), ("mean_ns", "mean"))
+
+
+def compiler() -> str:
+    """The C compiler (``$CC``, cc or gcc); UserError saying how to get one."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise UserError("rt-bench compiles a small C program: no C compiler found (Debian: apt-get install gcc; or set "
+                        "CC)", 1)
+    return cc
+
+
+def program() -> Path:
+    """The compiled harness, built once per version of rt_bench.c."""
+    from ..native import cache_root
+    text = SOURCE.read_bytes()
+    folder = cache_root() / "rtbench" / hashlib.sha256(text).hexdigest()[:16]
+    exe = folder / "rt_bench"
+    if not exe.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f"rt_bench.{os.getpid()}"
+        r = subprocess.run([compiler(), "-O2", "-std=gnu11", "-Wall", "-o", str(tmp), str(SOURCE), "-ldl"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise UserError(f"rt-bench: compiling {SOURCE.name} failed: {r.stderr.strip()[-500:]}", 1)
+        os.replace(tmp, exe)
+    return exe
+
+
+def _start_args(md, start: dict) -> list:
+    """The harness's VR=V / VR:i=V / VR:b=V arguments of typed start values {name: value}."""
+    by_name = {v.name: v for v in md.modelVariables}
+    args = []
+    for name, value in start.items():
+        v = by_name[name]
+        if v.type == "Real":
+            args.append(f"{v.valueReference}={float(value)!r}")
+        elif v.type == "Boolean":
+            args.append(f"{v.valueReference}:b={int(bool(value))}")
+        elif v.type in ("Integer", "Enumeration"):
+            args.append(f"{v.valueReference}:i={int(value)}")
+        else:
+            raise UserError(f"--set {name}: rt-bench sets Real, Integer, Enumeration and Boolean variables "
+                            f"({name} is {v.type})", 2)
+    return args
+
+
+def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None, start: dict | None = None,
+        md=None) -> dict:
+    """Step the native FMU ``fmu`` ``steps`` times at ``rate`` Hz (0: back to back, 1 ms steps) on ``cpu`` (None:
+    the last one) with typed ``start`` values; the harness's report as a dict (ints and floats)."""
+    from ..runs import model_description
+    if not sys.platform.startswith("linux"):
+        raise UserError("rt-bench runs on Linux (clock_nanosleep, mlockall, SCHED_FIFO)", 1)
+    md = md or model_description(fmu)
+    if md.coSimulation is None:
+        raise UserError(f"{fmu}: rt-bench steps co-simulation FMUs; this one offers none", 2)
+    if "pythonfmu" in (md.generationTool or ""):
+        raise UserError(f"{fmu} is a Python FMU (it runs the Python interpreter in every step): rt-bench measures "
+                        "native FMUs (fmu-mb build MODEL --kind native)", 2)
+    cpu = (os.cpu_count() or 1) - 1 if cpu is None else cpu
+    outputs = ",".join(str(v.valueReference) for v in md.modelVariables
+                       if v.causality == "output" and v.type == "Real")
+    exe = program()
+    with tempfile.TemporaryDirectory(prefix="fmu_mb_rtbench_") as tmp:
+        with zipfile.ZipFile(fmu) as z:
+            z.extractall(tmp)
+        binary = Path(tmp) / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
+        if not binary.is_file():
+            raise UserError(f"{fmu}: no binaries/linux64/{binary.name} (an FMU for another platform?)", 2)
+        r = subprocess.run([str(exe), str(binary), (Path(tmp) / "resources").as_uri(), md.guid, str(steps),
+                            repr(float(rate)), str(cpu), outputs] + _start_args(md, start or {}),
+                           capture_output=True, text=True)
+    said = "; ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
+    if r.returncode not in (0, 5):
+        raise UserError(f"rt-bench: {said or f'the harness stopped with status {r.returncode}'}", 1)
+    report = {}
+    for line in r.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        report[key] = float(value) if "." in value or "e" in value else int(value)
+    if r.returncode == 5:
+        report["error"] = said
+    return report
+
+
+def describe(name: str, report: dict) -> str:
+    """The report as the command prints it."""
+    us = {k: report[k] / 1000.0 for k, _ in TIMES}
+    dt = report["communication_step_s"]
+    rate = report["rate_hz"]
+    pace = (f"at {rate:g} Hz" if rate else "back to back") + f" (communication step {dt * 1e3:g} ms)"
+    sched = "SCHED_FIFO 80" if report["sched_fifo"] else \
+        "SCHED_OTHER (back to back: a real-time class would be throttled by the kernel)" if not rate else \
+        "SCHED_OTHER (SCHED_FIFO not permitted: run as root or with CAP_SYS_NICE)"
+    lines = [f"{name}: {report['steps']} steps {pace} in {report['wall_s']:.1f} s",
+             f"  memory locked: {'yes' if report['memory_locked'] else 'no (mlockall not permitted)'}; scheduling: "
+             f"{sched}; CPU: {report['pinned_cpu'] if report['pinned_cpu'] >= 0 else 'not pinned'}",
+             "  step time (fmi2DoStep + every Real output): " + ", ".join(f"{label} {us[k]:.1f} µs" for k, label in TIMES),
+             f"  worst / median {report['max_ns'] / report['median_ns']:.2f}; real time × {dt / (report['median_ns'] * 1e-9):.0f} "
+             f"at the median, × {dt / (report['max_ns'] * 1e-9):.0f} at the worst step"
+             + (f"; overruns (steps longer than the period): {report['overruns']}" if rate else "")]
+    if report.get("status", 0) > 1:
+        lines.append(f"  STOPPED: the FMU answered status {report['status']} after {report['steps']} steps: "
+                     f"{report.get('error', '')}")
+    return "\n".join(lines)

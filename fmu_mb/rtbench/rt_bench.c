@@ -1,0 +1,204 @@
+/* fmu-mb rt-bench: step a native co-simulation FMU at a fixed rate, as a hardware-in-the-loop rig does, and
+ * measure every step (fmi2DoStep plus reading every Real output). No Python in the loop: fmu_mb.rtbench
+ * compiles this file with the C compiler and runs it.
+ *
+ * Usage: rt_bench BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...]
+ *   RATE_HZ  steps per second; the communication step is 1/RATE_HZ. The loop sleeps until each period's start
+ *            (clock_nanosleep, absolute CLOCK_MONOTONIC); 0: back to back, communication step 1 ms
+ *   CPU      the processor to pin the loop to (-1: none)
+ *   VR=V     Real start values, VR:i=V Integer (Enumeration), VR:b=V Boolean, set before the initialization
+ * What it asks of the system and what it got is reported: memory locked (mlockall), SCHED_FIFO priority 80 (when
+ * paced), the CPU. Prints "key value" lines: the settings obtained, then the step times in ns (median, p99, p99.99,
+ * max, mean), overruns (steps longer than the period) and the FMI status. The step-time array is allocated and
+ * touched before the loop; the loop itself calls only the FMU, clock_gettime and clock_nanosleep. Linux. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+typedef void *fmi2Component;
+typedef unsigned int fmi2ValueReference;
+typedef int fmi2Status;
+typedef struct {
+    void (*logger)(void *, const char *, int, const char *, const char *, ...);
+    void *(*allocateMemory)(size_t, size_t);
+    void (*freeMemory)(void *);
+    void (*stepFinished)(void *, int);
+    void *env;
+} callbacks_t;
+
+static int quiet_errors;
+
+static void logger(void *env, const char *name, int status, const char *category, const char *message, ...) {
+    (void)env;
+    (void)name;
+    (void)category;
+    if (status < 3 || quiet_errors) return;                     /* errors only: the run stops at the first */
+    va_list ap;
+    va_start(ap, message);
+    fprintf(stderr, "FMU: ");
+    vfprintf(stderr, message, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+static void *need(void *lib, const char *name) {
+    void *f = dlsym(lib, name);
+    if (!f) {
+        fprintf(stderr, "the FMU binary has no %s\n", name);
+        exit(3);
+    }
+    return f;
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+#define MAXV 8192
+
+int main(int argc, char **argv) {
+    if (argc < 8) {
+        fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...]\n",
+                argv[0]);
+        return 2;
+    }
+    long steps = atol(argv[4]);
+    double rate = atof(argv[5]);
+    int cpu = atoi(argv[6]);
+    if (steps < 1 || !(rate >= 0.0)) {
+        fprintf(stderr, "STEPS must be >= 1 and RATE_HZ >= 0\n");
+        return 2;
+    }
+    static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV], bool_vr[MAXV];
+    static double out[MAXV], real_v[MAXV];
+    static int int_v[MAXV], bool_v[MAXV];
+    size_t nout = 0, nreal = 0, nint = 0, nbool = 0;
+    for (char *p = argv[7]; *p && nout < MAXV; ++nout) {
+        vrs[nout] = (fmi2ValueReference)strtoul(p, &p, 10);
+        if (*p == ',') ++p;
+    }
+    for (int a = 8; a < argc; ++a) {
+        char *p;
+        unsigned long vr = strtoul(argv[a], &p, 10);
+        if (!strncmp(p, ":i=", 3) && nint < MAXV) {
+            int_vr[nint] = (fmi2ValueReference)vr;
+            int_v[nint++] = atoi(p + 3);
+        } else if (!strncmp(p, ":b=", 3) && nbool < MAXV) {
+            bool_vr[nbool] = (fmi2ValueReference)vr;
+            bool_v[nbool++] = atoi(p + 3) != 0;
+        } else if (*p == '=' && nreal < MAXV) {
+            real_vr[nreal] = (fmi2ValueReference)vr;
+            real_v[nreal++] = strtod(p + 1, NULL);
+        } else {
+            fprintf(stderr, "bad start value %s\n", argv[a]);
+            return 2;
+        }
+    }
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
+        return 3;
+    }
+    fmi2Component (*instantiate)(const char *, int, const char *, const char *, const callbacks_t *, int, int) =
+        need(lib, "fmi2Instantiate");
+    fmi2Status (*setup)(fmi2Component, int, double, double, int, double) = need(lib, "fmi2SetupExperiment");
+    fmi2Status (*enter)(fmi2Component) = need(lib, "fmi2EnterInitializationMode");
+    fmi2Status (*exit_init)(fmi2Component) = need(lib, "fmi2ExitInitializationMode");
+    fmi2Status (*set_real)(fmi2Component, const fmi2ValueReference *, size_t, const double *) = need(lib, "fmi2SetReal");
+    fmi2Status (*set_int)(fmi2Component, const fmi2ValueReference *, size_t, const int *) = need(lib, "fmi2SetInteger");
+    fmi2Status (*set_bool)(fmi2Component, const fmi2ValueReference *, size_t, const int *) = need(lib, "fmi2SetBoolean");
+    fmi2Status (*get_real)(fmi2Component, const fmi2ValueReference *, size_t, double *) = need(lib, "fmi2GetReal");
+    fmi2Status (*do_step)(fmi2Component, double, double, int) = need(lib, "fmi2DoStep");
+    fmi2Status (*terminate)(fmi2Component) = need(lib, "fmi2Terminate");
+    void (*free_instance)(fmi2Component) = need(lib, "fmi2FreeInstance");
+
+    /* What the system grants: each asked for, each reported. */
+    int locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
+    /* Paced only: back to back, a real-time task would use the whole CPU and the kernel's real-time bandwidth
+     * limit (sched_rt_runtime_us, 0.95 s per s by default) would stop it for ~50 ms each second. */
+    struct sched_param sp = {.sched_priority = 80};
+    int fifo = rate > 0.0 && sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+    int pinned = 0;
+    if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        pinned = sched_setaffinity(0, sizeof set, &set) == 0;
+    }
+    int64_t *t_ns = (int64_t *)malloc((size_t)steps * sizeof *t_ns);
+    if (!t_ns) {
+        fprintf(stderr, "no memory for %ld step times\n", steps);
+        return 3;
+    }
+    memset(t_ns, 0, (size_t)steps * sizeof *t_ns);             /* touched: no page fault in the loop */
+
+    callbacks_t cb = {logger, calloc, free, NULL, NULL};
+    fmi2Component s = instantiate("rt-bench", 1 /* fmi2CoSimulation */, argv[3], argv[2], &cb, 0, 0);
+    if (!s || setup(s, 0, 0.0, 0.0, 0, 0.0) > 1 || (nreal && set_real(s, real_vr, nreal, real_v) > 1) ||
+        (nint && set_int(s, int_vr, nint, int_v) > 1) || (nbool && set_bool(s, bool_vr, nbool, bool_v) > 1) ||
+        enter(s) > 1 || exit_init(s) > 1) {
+        fprintf(stderr, "the FMU did not initialize\n");
+        return 4;
+    }
+    double dt = rate > 0.0 ? 1.0 / rate : 1e-3;
+    int64_t period = rate > 0.0 ? (int64_t)(1e9 / rate + 0.5) : 0;
+    long done = 0, overruns = 0;
+    fmi2Status worst = 0;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    int64_t start = now_ns();
+    for (long k = 0; k < steps; ++k) {
+        if (period) {
+            next.tv_nsec += period;
+            while (next.tv_nsec >= 1000000000) {
+                next.tv_nsec -= 1000000000;
+                next.tv_sec += 1;
+            }
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
+            }
+        }
+        int64_t t0 = now_ns();
+        fmi2Status st = do_step(s, (double)k * dt, dt, 1);
+        if (st <= 1) {
+            fmi2Status g = get_real(s, vrs, nout, out);
+            if (g > st) st = g;
+        }
+        int64_t t1 = now_ns();
+        t_ns[k] = t1 - t0;
+        if (period && t1 - t0 > period) ++overruns;
+        if (st > worst) worst = st;
+        done = k + 1;
+        if (st > 1) break;
+    }
+    double wall = (double)(now_ns() - start) * 1e-9;
+    quiet_errors = 1;
+    terminate(s);
+    free_instance(s);
+    double mean = 0.0;
+    for (long k = 0; k < done; ++k) mean += (double)t_ns[k];
+    mean /= (double)done;
+    qsort(t_ns, (size_t)done, sizeof *t_ns, by_value);
+#define AT(p) t_ns[(long)((p) * (double)(done - 1) + 0.5)]
+    printf("memory_locked %d\nsched_fifo %d\npinned_cpu %d\nsteps %ld\nrate_hz %.17g\ncommunication_step_s %.17g\n"
+           "wall_s %.6f\nmedian_ns %lld\np99_ns %lld\np9999_ns %lld\nmax_ns %lld\nmean_ns %.1f\nmin_ns %lld\n"
+           "overruns %ld\nstatus %d\n",
+           locked, fifo, pinned ? cpu : -1, done, rate, dt, wall, (long long)AT(0.5), (long long)AT(0.99),
+           (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, worst);
+    free(t_ns);
+    return worst > 1 ? 5 : 0;
+}

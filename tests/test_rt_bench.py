@@ -1,0 +1,79 @@
+"""fmu-mb rt-bench (issue 40): a native FMU stepped by the C harness at a fixed rate or back to back, its step-time
+distribution and overruns reported; what it cannot measure refused with a message. Only properties of the harness
+are asserted (ordering of the statistics, the pacing's lower bound, overrun counting), no speed."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from fmu_mb import cli
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="rt-bench runs on Linux")
+
+
+def _bench(capsys, *argv):
+    code = cli.main(["rt-bench", *map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_back_to_back_steps_report_an_ordered_distribution(native_fmus, capsys, tmp_path):
+    report = tmp_path / "r.json"
+    code, out, err = _bench(capsys, native_fmus["five_axis"].path, "--rate", 0, "--steps", 3000, "--json", report)
+    assert code == 0, err
+    r = json.loads(report.read_text())
+    assert r["steps"] == 3000 and r["status"] == 0 and r["overruns"] == 0
+    assert 0 < r["min_ns"] <= r["median_ns"] <= r["p99_ns"] <= r["p9999_ns"] <= r["max_ns"]
+    assert r["min_ns"] <= r["mean_ns"] <= r["max_ns"]
+    assert "median" in out and "p99.99" in out and "scheduling:" in out and "memory locked:" in out
+
+
+def test_a_fixed_rate_paces_the_steps_and_counts_overruns(native_fmus, capsys, tmp_path):
+    """At 2 kHz, 400 steps take at least 0.2 s (each waits for its period's start); at 1 MHz (a 1 µs period, far
+    shorter than any step of the five-axis tree) every step overruns."""
+    fmu = native_fmus["five_axis"].path
+    report = tmp_path / "r.json"
+    code, out, err = _bench(capsys, fmu, "--rate", 2000, "--steps", 400, "--json", report)
+    assert code == 0, err
+    r = json.loads(report.read_text())
+    assert r["communication_step_s"] == 0.0005 and r["wall_s"] >= 0.2 * 0.999
+    code, out, err = _bench(capsys, fmu, "--rate", 1e6, "--steps", 200, "--json", report)
+    assert code == 0, err
+    assert json.loads(report.read_text())["overruns"] == 200 and "overruns (steps longer than the period): 200" in out
+
+
+def test_start_values_reach_the_fmu_and_a_failing_step_stops_the_run(native_fmus, capsys, tmp_path):
+    """--set values are the FMU's start values: a drive of 1e12 N·m tears the crane off its programmed path in the
+    first step, the FMU refuses the step (keeping its state), and rt-bench reports the step it timed, the FMU's
+    message, and exits 1; an FMU that does not initialize (a drive of 1e300: infinite reactions) is an error."""
+    report = tmp_path / "r.json"
+    code, out, err = _bench(capsys, native_fmus["crane"].path, "--rate", 0, "--steps", 100, "--set",
+                            "column.tau_drive=1e12", "model.friction=dahl", "--json", report)
+    r = json.loads(report.read_text())
+    assert code == 1 and r["status"] >= 3 and r["steps"] == 1, (out, err)
+    assert "STOPPED" in out and "fmi2DoStep from t = 0 s" in out and "kept" in out
+    assert r["start"] == {"column.tau_drive": 1e12, "model.friction": 1}
+    code, out, err = _bench(capsys, native_fmus["crane"].path, "--steps", 10, "--set", "column.tau_drive=1e300")
+    assert code == 1 and "fmi2ExitInitializationMode" in err and "did not initialize" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("case", ["python FMU", "no file", "not an FMU", "zero steps", "negative rate", "bad cpu",
+                                  "unknown variable"])
+def test_what_rt_bench_cannot_do_is_refused_in_one_line(fmus, native_fmus, capsys, tmp_path, case):
+    native = native_fmus["five_axis"].path
+    junk = tmp_path / "junk.fmu"
+    junk.write_text("not a zip")
+    argv, expect = {
+        "python FMU": ([fmus["five_axis"].path], "is a Python FMU"),
+        "no file": ([tmp_path / "none.fmu"], "no such file"),
+        "not an FMU": ([junk], "cannot read the model description"),
+        "zero steps": ([native, "--steps", 0], "--steps must be at least 1"),
+        "negative rate": ([native, "--rate", -5], "--rate must be"),
+        "bad cpu": ([native, "--cpu", 999], "--cpu: this machine has CPUs"),
+        "unknown variable": ([native, "--set", "joint9.tau_drive=1"], "not a variable of five_axis"),
+    }[case]
+    code, out, err = _bench(capsys, *argv)
+    assert code == 2 and expect in err and len(err.strip().splitlines()) == 1, err
