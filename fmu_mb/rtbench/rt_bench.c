@@ -127,19 +127,6 @@ int main(int argc, char **argv) {
     fmi2Status (*terminate)(fmi2Component) = need(lib, "fmi2Terminate");
     void (*free_instance)(fmi2Component) = need(lib, "fmi2FreeInstance");
 
-    /* What the system grants: each asked for, each reported. */
-    int locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
-    /* Paced only: back to back, a real-time task would use the whole CPU and the kernel's real-time bandwidth
-     * limit (sched_rt_runtime_us, 0.95 s per s by default) would stop it for ~50 ms each second. */
-    struct sched_param sp = {.sched_priority = 80};
-    int fifo = rate > 0.0 && sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
-    int pinned = 0;
-    if (cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        pinned = sched_setaffinity(0, sizeof set, &set) == 0;
-    }
     int64_t *t_ns = (int64_t *)malloc((size_t)steps * sizeof *t_ns);
     if (!t_ns) {
         fprintf(stderr, "no memory for %ld step times\n", steps);
@@ -154,6 +141,20 @@ int main(int argc, char **argv) {
         enter(s) > 1 || exit_init(s) > 1) {
         fprintf(stderr, "the FMU did not initialize\n");
         return 4;
+    }
+    /* What the system grants, asked for once everything is allocated and the FMU initialized (a memory lock
+     * with MCL_FUTURE would make later allocations fail beyond RLIMIT_MEMLOCK); each reported. */
+    int locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
+    /* Paced only: back to back, a real-time task would use the whole CPU and the kernel's real-time bandwidth
+     * limit (sched_rt_runtime_us, 0.95 s per s by default) would stop it for ~50 ms each second. */
+    struct sched_param sp = {.sched_priority = 80};
+    int fifo = rate > 0.0 && sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+    int pinned = 0;
+    if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        pinned = sched_setaffinity(0, sizeof set, &set) == 0;
     }
     double dt = rate > 0.0 ? 1.0 / rate : 1e-3;
     int64_t period = rate > 0.0 ? (int64_t)(1e9 / rate + 0.5) : 0;
