@@ -171,7 +171,7 @@ def test_build_cross_check_option(fmus, monkeypatch, tmp_path, capsys):
     session's, handed out by a stand-in builder), one line each; without it they go to
     OUT/cross-check; --no-cross-check with a DIR and a file as DIR are refused."""
     from fmu_mb.fmi import builder, controller
-    monkeypatch.setattr(builder, "build_fmu", lambda name, out, enumerations=True: fmus[name])
+    monkeypatch.setattr(builder, "build_fmu", lambda name, out, enumerations=True, dynamics=False: fmus[name])
     monkeypatch.setattr(controller, "build_controller_fmu", lambda out: fmus["pd_controller"])
     assert cli.main(["build", "three_loop", "--out", str(tmp_path), "--cross-check", str(tmp_path / "xc")]) == 0
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("cross-check: ")]
