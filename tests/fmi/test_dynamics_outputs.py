@@ -126,3 +126,31 @@ def test_dynamics_outputs_are_refused_where_the_tree_is_not_the_mechanism(tmp_pa
     and g would mislead a controller, and the build says so (fmu-mb build: exit 1 with the reason)."""
     with pytest.raises(UserError, match=f"{model}: no dynamics outputs: .*{why}"):
         build([model], tmp_path, "python", controller=False, dynamics=True, log=lambda s: None)
+
+
+ARM = '''"""A two-link arm whose option makes the elbow passive."""
+from fmu_mb.model import Body, Joint, Mechanism
+from fmu_mb.model.options import Choice
+
+OPTIONS = {"elbow": Choice(("driven", "passive"), "driven", "the elbow's drive")}
+
+
+def build(elbow="driven"):
+    m = Mechanism("arm", gravity=(0.0, 0.0, -9.81))
+    m.add(Body("upper", 1.0, (0.2, 0, 0), [[1e-3, 0, 0], [0, 1e-2, 0], [0, 0, 1e-2]]),
+          Joint("shoulder", "revolute", "ground", "upper", axis=(0, 1, 0), actuated=True))
+    m.add(Body("lower", 1.0, (0.2, 0, 0), [[1e-3, 0, 0], [0, 1e-2, 0], [0, 0, 1e-2]]),
+          Joint("elbow", "revolute", "upper", "lower", origin=(0.4, 0, 0), axis=(0, 1, 0),
+                actuated=elbow == "driven"))
+    return m
+'''
+
+
+def test_dynamics_outputs_need_the_same_driven_joints_in_every_option_combination(tmp_path):
+    """M's entries are indexed by position among the driven coordinates: a model file whose option takes a joint's
+    drive away is refused with the combination named (not built with entries that mean other coordinates)."""
+    arm = tmp_path / "arm.py"
+    arm.write_text(ARM)
+    with pytest.raises(ValueError, match=r"options \(elbow=passive\): the driven joints differ from the defaults' "
+                                         r"\(shoulder, elbow\)"):
+        build_fmu(str(arm), tmp_path / "out", dynamics=True)
