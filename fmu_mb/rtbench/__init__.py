@@ -24,6 +24,8 @@ from pathlib import Path
 from ..errors import UserError
 
 SOURCE = Path(__file__).with_name("rt_bench.c")
+#: the FMI 2.0 standard's headers, which the FMU core compiles against too
+FMI2_HEADERS = Path(__file__).resolve().parents[1] / "fmi" / "c" / "fmi2"
 #: what the report lists, in order: (key, label, unit)
 TIMES = (("median_ns", "median"), ("p99_ns", "p99"), ("p9999_ns", "p99.99"), ("max_ns", "max"), ("mean_ns", "mean"))
 
@@ -40,13 +42,14 @@ def compiler() -> str:
 def program() -> Path:
     """The compiled harness, built once per version of rt_bench.c."""
     from ..native import cache_root
-    text = SOURCE.read_bytes()
+    text = SOURCE.read_bytes() + b"".join(h.read_bytes() for h in sorted(FMI2_HEADERS.glob("*.h")))
     folder = cache_root() / "rtbench" / hashlib.sha256(text).hexdigest()[:16]
     exe = folder / "rt_bench"
     if not exe.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"rt_bench.{os.getpid()}"
-        r = subprocess.run([compiler(), "-O2", "-std=gnu11", "-Wall", "-o", str(tmp), str(SOURCE), "-ldl"],
+        r = subprocess.run([compiler(), "-O2", "-std=gnu11", "-Wall", "-I", str(FMI2_HEADERS), "-o", str(tmp),
+                            str(SOURCE), "-ldl"],
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise UserError(f"rt-bench: compiling {SOURCE.name} failed: {r.stderr.strip()[-500:]}", 1)

@@ -23,20 +23,12 @@
 #include <sys/mman.h>
 #include <time.h>
 
-typedef void *fmi2Component;
-typedef unsigned int fmi2ValueReference;
-typedef int fmi2Status;
-typedef struct {
-    void (*logger)(void *, const char *, int, const char *, const char *, ...);
-    void *(*allocateMemory)(size_t, size_t);
-    void (*freeMemory)(void *);
-    void (*stepFinished)(void *, int);
-    void *env;
-} callbacks_t;
+#include "fmi2FunctionTypes.h"   /* the FMI 2.0 standard's types (fmu_mb/fmi/c/fmi2) */
 
 static int quiet_errors;
 
-static void logger(void *env, const char *name, int status, const char *category, const char *message, ...) {
+static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status, fmi2String category,
+                   fmi2String message, ...) {
     (void)env;
     (void)name;
     (void)category;
@@ -85,8 +77,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV], bool_vr[MAXV];
-    static double out[MAXV], real_v[MAXV];
-    static int int_v[MAXV], bool_v[MAXV];
+    static fmi2Real out[MAXV], real_v[MAXV];
+    static fmi2Integer int_v[MAXV];
+    static fmi2Boolean bool_v[MAXV];
     size_t nout = 0, nreal = 0, nint = 0, nbool = 0;
     for (char *p = argv[7]; *p && nout < MAXV; ++nout) {
         vrs[nout] = (fmi2ValueReference)strtoul(p, &p, 10);
@@ -114,18 +107,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
         return 3;
     }
-    fmi2Component (*instantiate)(const char *, int, const char *, const char *, const callbacks_t *, int, int) =
-        need(lib, "fmi2Instantiate");
-    fmi2Status (*setup)(fmi2Component, int, double, double, int, double) = need(lib, "fmi2SetupExperiment");
-    fmi2Status (*enter)(fmi2Component) = need(lib, "fmi2EnterInitializationMode");
-    fmi2Status (*exit_init)(fmi2Component) = need(lib, "fmi2ExitInitializationMode");
-    fmi2Status (*set_real)(fmi2Component, const fmi2ValueReference *, size_t, const double *) = need(lib, "fmi2SetReal");
-    fmi2Status (*set_int)(fmi2Component, const fmi2ValueReference *, size_t, const int *) = need(lib, "fmi2SetInteger");
-    fmi2Status (*set_bool)(fmi2Component, const fmi2ValueReference *, size_t, const int *) = need(lib, "fmi2SetBoolean");
-    fmi2Status (*get_real)(fmi2Component, const fmi2ValueReference *, size_t, double *) = need(lib, "fmi2GetReal");
-    fmi2Status (*do_step)(fmi2Component, double, double, int) = need(lib, "fmi2DoStep");
-    fmi2Status (*terminate)(fmi2Component) = need(lib, "fmi2Terminate");
-    void (*free_instance)(fmi2Component) = need(lib, "fmi2FreeInstance");
+#define FN(name) name##TYPE *name = (name##TYPE *)need(lib, #name)
+    FN(fmi2Instantiate);
+    FN(fmi2SetupExperiment);
+    FN(fmi2EnterInitializationMode);
+    FN(fmi2ExitInitializationMode);
+    FN(fmi2SetReal);
+    FN(fmi2SetInteger);
+    FN(fmi2SetBoolean);
+    FN(fmi2GetReal);
+    FN(fmi2DoStep);
+    FN(fmi2Terminate);
+    FN(fmi2FreeInstance);
 
     int64_t *t_ns = (int64_t *)malloc((size_t)steps * sizeof *t_ns);
     if (!t_ns) {
@@ -134,11 +127,13 @@ int main(int argc, char **argv) {
     }
     memset(t_ns, 0, (size_t)steps * sizeof *t_ns);             /* touched: no page fault in the loop */
 
-    callbacks_t cb = {logger, calloc, free, NULL, NULL};
-    fmi2Component s = instantiate("rt-bench", 1 /* fmi2CoSimulation */, argv[3], argv[2], &cb, 0, 0);
-    if (!s || setup(s, 0, 0.0, 0.0, 0, 0.0) > 1 || (nreal && set_real(s, real_vr, nreal, real_v) > 1) ||
-        (nint && set_int(s, int_vr, nint, int_v) > 1) || (nbool && set_bool(s, bool_vr, nbool, bool_v) > 1) ||
-        enter(s) > 1 || exit_init(s) > 1) {
+    fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
+    fmi2Component s = fmi2Instantiate("rt-bench", fmi2CoSimulation, argv[3], argv[2], &cb, fmi2False, fmi2False);
+    if (!s || fmi2SetupExperiment(s, fmi2False, 0.0, 0.0, fmi2False, 0.0) > fmi2Warning ||
+        (nreal && fmi2SetReal(s, real_vr, nreal, real_v) > fmi2Warning) ||
+        (nint && fmi2SetInteger(s, int_vr, nint, int_v) > fmi2Warning) ||
+        (nbool && fmi2SetBoolean(s, bool_vr, nbool, bool_v) > fmi2Warning) ||
+        fmi2EnterInitializationMode(s) > fmi2Warning || fmi2ExitInitializationMode(s) > fmi2Warning) {
         fprintf(stderr, "the FMU did not initialize\n");
         return 4;
     }
@@ -159,7 +154,7 @@ int main(int argc, char **argv) {
     double dt = rate > 0.0 ? 1.0 / rate : 1e-3;
     int64_t period = rate > 0.0 ? (int64_t)(1e9 / rate + 0.5) : 0;
     long done = 0, overruns = 0;
-    fmi2Status worst = 0;
+    fmi2Status worst = fmi2OK;
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     int64_t start = now_ns();
@@ -174,9 +169,9 @@ int main(int argc, char **argv) {
             }
         }
         int64_t t0 = now_ns();
-        fmi2Status st = do_step(s, (double)k * dt, dt, 1);
-        if (st <= 1) {
-            fmi2Status g = get_real(s, vrs, nout, out);
+        fmi2Status st = fmi2DoStep(s, (double)k * dt, dt, fmi2True);
+        if (st <= fmi2Warning) {
+            fmi2Status g = fmi2GetReal(s, vrs, nout, out);
             if (g > st) st = g;
         }
         int64_t t1 = now_ns();
@@ -184,12 +179,12 @@ int main(int argc, char **argv) {
         if (period && t1 - t0 > period) ++overruns;
         if (st > worst) worst = st;
         done = k + 1;
-        if (st > 1) break;
+        if (st > fmi2Warning) break;
     }
     double wall = (double)(now_ns() - start) * 1e-9;
     quiet_errors = 1;
-    terminate(s);
-    free_instance(s);
+    fmi2Terminate(s);
+    fmi2FreeInstance(s);
     double mean = 0.0;
     for (long k = 0; k < done; ++k) mean += (double)t_ns[k];
     mean /= (double)done;
@@ -201,5 +196,5 @@ int main(int argc, char **argv) {
            locked, fifo, pinned ? cpu : -1, done, rate, dt, wall, (long long)AT(0.5), (long long)AT(0.99),
            (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, worst);
     free(t_ns);
-    return worst > 1 ? 5 : 0;
+    return worst > fmi2Warning ? 5 : 0;
 }
