@@ -86,6 +86,9 @@ SEGMENT_WIDTH = 8
 #: 1999; positive intermediate stage, strongest damping) and 1 − 1/√2 (1150× less damping of oscillations)
 ROS2_GAMMA_DAMPED = 1.0 + 0.5 ** 0.5
 ROS2_GAMMA_LOW_DAMPING = 1.0 - 0.5 ** 0.5
+#: after a step of a small-γ method is redone by the damped ROS2, the steps of the next this many seconds are
+#: taken by the damped ROS2 too (kernels.linearly_implicit._guarded_steps)
+ROS2_FALLBACK_TIME = 0.0025
 
 
 class Scheme(IntEnum):
@@ -105,6 +108,7 @@ class RecordCheck(IntEnum):
     COUNT = 4               # the partition count is not a count
     PARTITION = 5           # rows or columns are not a permutation
     RANK = 6                # the rank or the valid flag is out of range
+    FALLBACK = 7            # the count of damped steps still to take is not a count
 
 
 class SolverOption(IntEnum):

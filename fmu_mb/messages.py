@@ -206,6 +206,7 @@ MESSAGES = {
     "RECORD_NOT_FINITE": "state value %d is %s",
     "RECORD_BEYOND_LIMIT": "%s = %s lies outside +-%g",
     "RECORD_COUNT": "the partition count %s is not a count below 2^31",
+    "RECORD_FALLBACK": "the number of damped ROS2 steps still to take, %s, is not a count below 2^31",
     "RECORD_PARTITION": "solver state holds an invalid partition",
     "RECORD_RANK": "solver state holds an invalid partition rank %s or flag",
     "CONTROLLER_RECORD": "it holds %d state values; the controller is stateless",

@@ -279,6 +279,7 @@ class Simulator:
             self.anchor()
         self.data.fric_fail[0] = 0
         self.data.lin_redo[0] = 0
+        self.data.lin_hold[0] = 0
 
     def reset(self) -> None:
         """Back to the initial state of the description, t = 0, inputs zero."""
@@ -410,6 +411,8 @@ class Simulator:
             return text("RECORD_BEYOND_LIMIT", what, repr(v), rate_limit if code == RecordCheck.RATE else coordinate_limit)
         if code == RecordCheck.COUNT:
             return text("RECORD_COUNT", repr(v))
+        if code == RecordCheck.FALLBACK:
+            return text("RECORD_FALLBACK", repr(v))
         return text("RECORD_PARTITION") if code == RecordCheck.PARTITION else text("RECORD_RANK", repr(v))
 
     # ------------------------------------------------------------------ constraint outputs

@@ -151,7 +151,8 @@ RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK
 # 0.48 ms for 9.6e-4 (γ = 1 − 1/√2; the error is the psi13 swing's phase after x15 and x14 break away), which
 # is about 10× real time: no margin. RK4 at RK4_STEP (solver.integrator = 0) stays for reference runs.
 # (In torque mode with the flexible link and LuGre the small-γ methods' first step used to diverge; a step
-# that leaves LuGre's invariant set is now redone by the damped ROS2, kernels.linearly_implicit._guarded_steps.)
+# that leaves LuGre's invariant set is now redone by the damped ROS2, and the next 2.5 ms are stepped by it too,
+# kernels.linearly_implicit._guarded_steps: every option combination at every n_div runs at the default.)
 # Torque mode with the flexible link L_fl: the first rfe of link (1,2) is a hub of ~2e-5 kg·m² between ψ(1,2)
 # and the first sde, and paper 000's drives are ideal (the torque acts on the hub alone). A drive law feeding
 # back ψ(1,2)'s rate every 10 ms (a PD law tuned on the arm's 3 kg·m²) then acts on the hub alone within a

@@ -11,4 +11,4 @@ cd "$(dirname "$0")/.."
       && apt-get install -y -qq --no-install-recommends wine64 qemu-user)) >/dev/null 2>&1 || true
 python3 -m venv .venv
 .venv/bin/pip install -q -e '.[test]'
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest -q --durations=25 "$@"

@@ -162,7 +162,8 @@ def test_simulator_state_round_trip(name):
     assert np.array_equal(sim.x, x1)
     keep = sim.x.copy()
     for bad, why in ((rec[:-1], "state values"), (np.where(np.arange(rec.size) == 0, np.nan, rec), "nan"),
-                     (np.concatenate([rec[:-1], [-1.0]]), "partition count")):
+                     (np.where(np.arange(rec.size) == rec.size - 2, -1.0, rec), "partition count"),
+                     (np.concatenate([rec[:-1], [0.5]]), "damped ROS2 steps")):
         with pytest.raises(ValueError, match=why):
             sim.restore_record(bad, fails, t)
         assert np.array_equal(sim.x, keep)

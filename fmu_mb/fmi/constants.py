@@ -138,9 +138,10 @@ MAX_OPTIONS = 256
 
 #: FMU state record (fmu_mb.fmi.c/state.c): magic, format, the header's struct layout (little-endian:
 #: magic, format, interface digest, phase, number of values, number of state values, start time, stop
-#: time (NaN: none), time, friction failures), then the values, the state and a CRC-32
+#: time (NaN: none), time, friction failures), then the values, the state and a CRC-32 (format 4: the state
+#: record holds the damped ROS2 steps still to take, kernels.record)
 STATE_MAGIC = b"FMUMB\0"
-STATE_FORMAT = 3
+STATE_FORMAT = 4
 STATE_HEAD = "<6sH32sBIIdddq"
 
 #: debug-log categories of the modelDescription, in bit order of fmi2SetDebugLogging's mask
@@ -183,7 +184,7 @@ def c_header() -> str:
     from ..codes import OutputKind, RecordCheck, Scheme, SegmentKind, SolverOption, SolverStat
     from ..simulator import METHODS
     from ..messages import MESSAGES
-    from ..model.compiled import RECORD_MAX_COUNT
+    from ..model.compiled import RECORD_EXTRA, RECORD_MAX_COUNT
     from ..native import arrays
     from ..trajectories.paths import TABLE_MAX_PARAMS
     out = ["/* generated from fmu_mb/fmi/constants.py (and fmu_mb.codes, fmu_mb.simulator, fmu_mb.messages):",
@@ -215,6 +216,7 @@ def c_header() -> str:
                  SolverStat.PROJECTION_RESIDUAL):
         out.append(f"#define FMU_MB_STAT_{slot.name} {int(slot)}")
     out.append(f"#define FMU_MB_RECORD_MAX_COUNT {RECORD_MAX_COUNT}LL")
+    out.append(f"#define FMU_MB_RECORD_EXTRA {RECORD_EXTRA}")
     out.append(f"#define FMU_MB_ARRAYS_MAGIC {c_string(arrays.MAGIC.decode('ascii'))}")
     out.append(f"#define FMU_MB_ARRAYS_VERSION {arrays.VERSION}")
     out.append(f"#define FMU_MB_ARRAYS_NAME_BYTES {arrays.NAME_BYTES}")

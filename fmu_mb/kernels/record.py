@@ -2,7 +2,8 @@
 
 Layout (fmu_mb.model.compiled.record_size values): x (nx: q, q̇, bristle states, energy counters), the coordinate
 partition (cp_rows (nc), cp_cols (nv), rank, valid flag, pivot ratio when chosen), the offsets of the
-constraint rows (con_off, nc: anchored relative rows) and the number of partitions chosen so far. FMU
+constraint rows (con_off, nc: anchored relative rows), the number of partitions chosen so far and the number of
+steps the damped ROS2 still takes after a redone step (kernels.linearly_implicit._guarded_steps). FMU
 states carry it (fmu_mb/fmi/c/state.c frames it with the FMU's values and a checksum); so does
 Simulator.state_record. :func:`read_record` checks everything before it writes anything.
 """
@@ -13,7 +14,7 @@ import math
 from numba import njit
 
 from ..codes import RecordCheck, SolverStat
-from ..model.compiled import RECORD_MAX_COUNT
+from ..model.compiled import RECORD_EXTRA, RECORD_MAX_COUNT
 
 
 @njit(cache=True, error_model="numpy")
@@ -34,6 +35,7 @@ def write_record(m, d, x, out):
     for i in range(nc):
         out[o + i] = d.con_off[i]
     out[o + nc] = d.cp_count[0]
+    out[o + nc + 1] = d.lin_hold[0]
 
 
 @njit(cache=True, error_model="numpy")
@@ -55,7 +57,7 @@ def read_record(m, d, rec, x, coordinate_limit, rate_limit, info):
     into x and Data. Returns a codes.RecordCheck with info[0] the index and info[1] the value it names
     (nothing is written unless the code is OK)."""
     nx, nc, nv = x.shape[0], d.cp_rows.shape[0], d.cp_cols.shape[0]
-    n = nx + 2 * nc + nv + 4
+    n = nx + 2 * nc + nv + RECORD_EXTRA
     for i in range(n):
         if not (rec[i] - rec[i] == 0.0):
             info[0], info[1] = i, rec[i]
@@ -65,10 +67,14 @@ def read_record(m, d, rec, x, coordinate_limit, rate_limit, info):
         if abs(rec[i]) > lim:
             info[0], info[1] = i % nv, rec[i]
             return RecordCheck.COORDINATE if i < nv else RecordCheck.RATE
-    count = rec[n - 1]
+    count = rec[n - 2]
     if not (count >= 0.0 and count <= RECORD_MAX_COUNT and math.floor(count) == count):
-        info[0], info[1] = n - 1, count
+        info[0], info[1] = n - 2, count
         return RecordCheck.COUNT
+    hold = rec[n - 1]
+    if not (hold >= 0.0 and hold <= RECORD_MAX_COUNT and math.floor(hold) == hold):
+        info[0], info[1] = n - 1, hold
+        return RecordCheck.FALLBACK
     if not (_permutation(rec, nx, nc) and _permutation(rec, nx + nc, nv)):
         info[0], info[1] = nx, 0.0
         return RecordCheck.PARTITION
@@ -88,4 +94,5 @@ def read_record(m, d, rec, x, coordinate_limit, rate_limit, info):
     for i in range(nc):
         d.con_off[i] = rec[o + 3 + i]
     d.cp_count[0] = int(count)
+    d.lin_hold[0] = int(hold)
     return RecordCheck.OK

@@ -200,6 +200,7 @@ DATA_SCHEMA = (
     _f("lin_J", "f8", (3, _V), "point Jacobian of a support, world rows"),
     _f("lin_n", "i8", 1, "size of the factored stage matrix (nv + independent rows)"),
     _f("lin_redo", "i8", 1, "low-damping ROS2 / ROS34PW2 steps redone by the damped ROS2 since the run started"),
+    _f("lin_hold", "i8", 1, "steps the damped ROS2 still takes after a redone step (codes.ROS2_FALLBACK_TIME)"),
     _f("lin_x0", "f8", "nx", "state at the start of a guarded step (for its redo)"),
     # the dynamics outputs (kernels.rnea.bias_forces, kernels.outputs): their own inverse-dynamics pass
     _f("dyn_aw", "f8", _B3, "bias-force pass: body accelerations at q̈ = 0, angular"),
@@ -289,8 +290,8 @@ DATA_SCHEMA = (
     _f("chk_x", "f8", "nx", "state"),
     _f("chk_rows", "i8", _C, "coordinate partition: rows"),
     _f("chk_cols", "i8", _V, "coordinate partition: columns"),
-    _f("chk_count", "i8", 5, "partition rank, partition valid, partitions chosen, friction failures, friction "
-       "iterations"),
+    _f("chk_count", "i8", 6, "partition rank, partition valid, partitions chosen, friction failures, friction "
+       "iterations, damped steps still to take"),
     _f("chk_pivot", "f8", 1, "pivot ratio of the partition when chosen"),
     # what a run sets besides the state (the Model keeps the description's values)
     _f("con_off", "f8", _C, "offset of g(t) of every row (anchored at the start: relative rows)"),
@@ -413,9 +414,14 @@ def state_vector(model: Model, q, v, z=None, e_diss: float = 0.0, w_in: float = 
 RECORD_MAX_COUNT = 2 ** 31 - 1
 
 
+#: values of the state record besides x, the partition's rows and columns and the offsets: rank, valid flag,
+#: pivot ratio, partition count, damped steps still to take (kernels.record)
+RECORD_EXTRA = 5
+
+
 def record_size(model: Model) -> int:
-    """Length of the state record of a run (kernels.record: x, coordinate partition, offsets, count)."""
-    return int(model.nx) + 2 * int(model.nc) + int(model.nv) + 4
+    """Length of the state record of a run (kernels.record: x, coordinate partition, offsets, counts)."""
+    return int(model.nx) + 2 * int(model.nc) + int(model.nv) + RECORD_EXTRA
 
 
 def check_pair(model: Model, data: Data) -> None:

@@ -106,9 +106,13 @@ def test_low_damping_steps_that_leave_lugres_invariant_set_are_redone_damped():
     """The manipulator with the flexible link and LuGre in torque mode, released with zero drives
     from its held static start: the spring preload of link (1,2) hits its end hubs (~2e-5 kg·m²).
     Before the guard, γ = 1 − 1/√2 at 0.5 ms put psi13's bristle at 8.4 times its bound after the first
-    step and the run was non-finite by 3.5 ms. Now that step is redone with the damped γ (one redo),
-    every bristle stays within its bound and the run goes on; the energy balance over 0.5 s of this
-    impact holds to 3 % of the dissipated energy (measured 0.013 J of 0.44 J)."""
+    step and the run was non-finite by 3.5 ms. Now that step is redone with the damped γ (one redo) and
+    the next ROS2_FALLBACK_TIME (2.5 ms) is stepped with it too, every bristle stays within its bound and
+    the run goes on. The energy balance over 0.5 s of this impact holds to 15 % of the dissipated energy
+    (measured 0.046 J of 0.41 J): the damped steps remove the hub's sde vibration, which no step above
+    ~1e-5 s resolves, numerically (with the redone step alone: 0.023 J of 0.43 J, but at the default
+    ROS34PW2 step the runs with n_div 10, 11 and 14 then failed within 20 ms, tests/test_option_matrix.py;
+    ROS34PW2 at 1.25 ms: 20 % with or without the fallback)."""
     mod = registry.load("manipulator")
     cm = compile_mechanism(mod.build(base="flexible", link="flexible", friction="lugre", mode="torque"))
     sim = Simulator(cm, h=5e-4, method="ros2_lowdamp")
@@ -123,7 +127,47 @@ def test_low_damping_steps_that_leave_lugres_invariant_set_are_redone_damped():
     assert 1 <= sim.redone_steps <= 5
     assert worst <= 1.5
     e = sim.energies()
-    assert abs(e["balance"] - e0) <= 0.05 * e["dissipated"]
+    assert abs(e["balance"] - e0) <= 0.15 * e["dissipated"]
+
+
+def test_the_damped_fallback_after_a_redone_step_is_part_of_the_run_state():
+    """After a redone step the damped ROS2 takes the steps of the next ROS2_FALLBACK_TIME (kernels.linearly_implicit
+    ._guarded_steps). The count of those steps still to take is run state: the same run stepped at 1.25 ms and
+    at 10 ms is bit for bit the same (a fallback that ended with its communication step made the 1.25 ms run
+    fail where the 10 ms run passed), and a state record saved inside the window carries the count
+    (kernels.record: the last value), so a restored run continues bit for bit."""
+    from fmu_mb.codes import ROS2_FALLBACK_TIME
+    from fmu_mb.kernels.linearly_implicit import fallback_steps
+    mod = registry.load("manipulator")
+    cm = compile_mechanism(mod.build(base="flexible", link="flexible", friction="lugre", mode="torque", n_div=10))
+    h = mod.FMU["step_size"]
+    runs = []
+    for comm in (h, 8 * h):
+        sim = Simulator(cm, h=h, method="ros34pw2")
+        sim.initialize(static=True)
+        for _ in range(int(round(0.1 / comm))):
+            sim.step(comm)
+        runs.append(sim)
+    assert runs[0].redone_steps == runs[1].redone_steps >= 1
+    assert np.array_equal(runs[0].x, runs[1].x)
+    assert fallback_steps(h) == 2 == int(np.ceil(ROS2_FALLBACK_TIME / h))
+    sim = Simulator(cm, h=h, method="ros34pw2")
+    sim.initialize(static=True)
+    sim.step(h)                                        # the first step is redone (the hub impact)
+    assert sim.redone_steps == 1
+    rec, fails = sim.state_record()
+    assert rec[-1] == fallback_steps(h)                # inside the window
+    t = sim.t
+    sim.step(4 * h)
+    x1 = sim.x.copy()
+    sim.restore_record(rec, fails, t)
+    sim.step(4 * h)
+    assert np.array_equal(sim.x, x1)
+    held = rec.copy()
+    held[-1] = 0.0                                     # the same state without the window: another run
+    sim.restore_record(held, fails, t)
+    sim.step(4 * h)
+    assert not np.array_equal(sim.x, x1)
 
 
 def test_manipulator_joints_break_away_with_lugre_at_a_large_step():

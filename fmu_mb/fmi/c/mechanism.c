@@ -99,6 +99,7 @@ static Run *load_run(Instance *s, fmu_mb_arrays *a, char *err, size_t elen) {
     r->cp_valid = i8(a, "data.cp_valid", NULL, err);
     r->fric_fail = i8(a, "data.fric_fail", NULL, err);
     r->lin_redo = i8(a, "data.lin_redo", NULL, err);
+    r->lin_hold = i8(a, "data.lin_hold", NULL, err);
     r->bf = f8(a, "data.bf_val", &r->nbf, err);
     r->traj_time = f8(a, "data.traj_time", NULL, err);
     r->traj_par = f8(a, "data.traj_par", NULL, err);
@@ -344,6 +345,7 @@ static int start(Instance *s, Run *r) {
     }
     r->fric_fail[0] = 0;
     r->lin_redo[0] = 0;
+    r->lin_hold[0] = 0;
     return 1;
 }
 
@@ -677,7 +679,7 @@ int model_problem(Instance *s, const char *where, char *msg, size_t len) {
  */
 int64_t model_record_size(const Instance *s) {
     const Run *r = s->ready ? mechanism_of(s)->run : NULL;
-    return r ? r->nx + 2 * r->nc + r->nv + 4 : 0;
+    return r ? r->nx + 2 * r->nc + r->nv + FMU_MB_RECORD_EXTRA : 0;
 }
 
 void model_write_record(const Instance *s, double *record, int64_t *counter) {
@@ -713,6 +715,9 @@ int model_read_record(Instance *s, const double *record, int64_t n, int64_t coun
         break;
     case FMU_MB_RECORD_COUNT:
         snprintf(why, len, MSG_RECORD_COUNT, fmu_repr(info[1], a));
+        break;
+    case FMU_MB_RECORD_FALLBACK:
+        snprintf(why, len, MSG_RECORD_FALLBACK, fmu_repr(info[1], a));
         break;
     case FMU_MB_RECORD_PARTITION:
         snprintf(why, len, MSG_RECORD_PARTITION);

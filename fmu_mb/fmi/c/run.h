@@ -14,7 +14,7 @@ typedef struct {
     int constrained;
     double *x0, *static_opts, *static_info, *out_f, *gravity, *solver_opt, *con_stats, *bf;
     int64_t *start_dof, *drive_dof, *force_idx, *out_vr, *out_kind, *out_a, *out_b, *assemble_mask, *flags;
-    int64_t *fric_fail, *lin_redo, *cp_valid;
+    int64_t *fric_fail, *lin_redo, *lin_hold, *cp_valid;
     int64_t n_start, n_drive, n_force, n_groups, n_free, n_rows, n_zero;
     int64_t *static_free, *static_rows, *static_zero;
     /* trajectory inputs (fmu_mb.fmi.variants.trajectory_records): tables = base + slopes * (value - p0), or,
