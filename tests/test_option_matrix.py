@@ -53,16 +53,18 @@ def _digest(cm) -> str:
 
 
 def distinct_combinations(name: str) -> tuple[list, int]:
-    """(one combination per distinct compiled mechanism, number of combinations)."""
+    """(one combination per distinct compiled mechanism, the largest mechanisms first; number of combinations)."""
     mod = registry.load(name)
     seen, out = set(), []
     combos = every_combination(name)
     for combo in combos:
-        d = _digest(compile_mechanism(mod.build(**combo)))
+        cm = compile_mechanism(mod.build(**combo))
+        d = _digest(cm)
         if d not in seen:
             seen.add(d)
-            out.append(combo)
-    return out, len(combos)
+            out.append((cm.model.nx, combo))
+    out.sort(key=lambda c: -c[0])          # the costliest first: the pool's two workers end together
+    return [c for _, c in out], len(combos)
 
 
 def run_one(args) -> tuple:
@@ -87,6 +89,6 @@ def test_every_option_combination_at_every_count_value_runs_1_s_at_the_defaults(
     combos, total = distinct_combinations(model)
     assert total >= len(combos) >= 1
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(run_one, [(model, c) for c in combos], chunksize=8))
+        results = list(pool.map(run_one, [(model, c) for c in combos], chunksize=4))
     failed = [(c, why) for c, why in results if why is not None]
     assert not failed, f"{len(failed)} of {len(combos)} distinct combinations ({total} in all) fail: {failed[:3]}"
