@@ -29,8 +29,10 @@ STEP = 1e-30
 
 @njit(cache=True, error_model="numpy")
 def share_run_state(d, dc):
-    """Copy what a derivative evaluation reads besides its arguments from the real Data ``d`` into
-    the complex one ``dc``: run settings, body-force inputs, the coordinate partition."""
+    """Copy what a derivative evaluation or a step reads besides its arguments from the real Data ``d`` into
+    the complex one ``dc``: run settings, body-force inputs, the coordinate partition, the damped steps still
+    to take after a redone step (kernels.linearly_implicit._guarded_steps: the step map in that window is the
+    damped ROS2's)."""
     for k in range(d.con_off.shape[0]):
         dc.con_off[k] = d.con_off[k]
     for k in range(d.solver_opt.shape[0]):
@@ -50,6 +52,7 @@ def share_run_state(d, dc):
     dc.cp_rank[0] = d.cp_rank[0]
     dc.cp_count[0] = d.cp_count[0]
     dc.cp_valid[0] = d.cp_valid[0]
+    dc.lin_hold[0] = d.lin_hold[0]
     for k in range(d.con_stats.shape[0]):
         dc.con_stats[k] = d.con_stats[k]
 

@@ -129,3 +129,34 @@ def test_step_map_equals_finite_differences_of_the_step(name, detail):
         err, own = block_error(exact, oracle, est, floor)      # (Ad of a programmed mechanism: ≈ 0, floor 1)
         assert own <= 1e-3, f"{label}: the oracle resolves only {own:.1e}"
         assert err <= max(1e-6, 10 * own), f"{label}: {err:.2e} (oracle's own error {own:.1e})"
+
+
+def test_step_map_inside_the_damped_window_is_the_damped_ros2s():
+    """Within ROS2_FALLBACK_TIME of a redone step the FMU steps with the damped ROS2
+    (kernels.linearly_implicit._guarded_steps), so the step map the complex step differentiates there is the
+    damped ROS2's: at the same state, Ad of the ROS34PW2 run inside a window equals Ad of a damped-ROS2 run
+    and differs from Ad of the ROS34PW2 run outside it (share_run_state carries the window into the complex
+    Data; without it the complex run took a ROS34PW2 step). The state: 50 ms into the manipulator's
+    full-detail torque-mode run, where ROS34PW2 steps without a redo; the window is set through the state
+    record (its last value)."""
+    from fmu_mb import registry
+    mod = registry.load("manipulator")
+    cm = compile_mechanism(mod.build(base="flexible", link="flexible", friction="lugre", mode="torque"))
+    h = mod.FMU["step_size"]
+    sims = {}
+    for name in ("ros34pw2", "ros2"):
+        sims[name] = Simulator(cm, h=h, method=name)
+        sims[name].initialize(static=True)
+    sim = sims["ros34pw2"]
+    sim.step(0.05)
+    rec, fails = sim.state_record()
+    assert rec[-1] == 0.0
+    outside, _ = ComplexStep(sim).step(sim.x, sim.t, sim.tau_drive, h, h, Scheme.ROS34PW2)
+    rec[-1] = 3.0                                        # inside a window
+    for s in sims.values():
+        s.restore_record(rec, fails, sim.t)
+    inside, _ = ComplexStep(sim).step(sim.x, sim.t, sim.tau_drive, h, h, Scheme.ROS34PW2)
+    damped, _ = ComplexStep(sims["ros2"]).step(sim.x, sim.t, sim.tau_drive, h, h, Scheme.ROS2)
+    scale = max(1.0, np.abs(damped).max())
+    assert np.abs(inside - damped).max() <= 1e-12 * scale
+    assert np.abs(outside - damped).max() > 1e-3 * scale          # (the two methods' maps differ)
