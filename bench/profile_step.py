@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 from realtime import DETAIL  # noqa: E402  (bench/ is the script's folder)
 
 from fmu_mb import registry
+from fmu_mb.codes import ROS2_GAMMA_DAMPED, SolverOption
 from fmu_mb.kernels.aba import aba_inertias
 from fmu_mb.kernels.constrained import constrained_derivative, prepare
 from fmu_mb.kernels.constraints import constraint_terms
 from fmu_mb.kernels.crba import crba
-from fmu_mb.codes import SolverOption
 from fmu_mb.kernels.dynamics import applied_forces, solve_with_friction, state_derivative
 from fmu_mb.kernels.integrators import ALL_GROUPS
 from fmu_mb.kernels.kinematics import forward_kinematics
@@ -112,7 +112,7 @@ def _projection(m, d, x, n):
 @njit
 def _stage_matrix(m, d, x, gh, n):
     for _ in range(n):
-        stage_matrix(m, d, x, gh / 1.7071067811865475, gh)
+        stage_matrix(m, d, x, gh / ROS2_GAMMA_DAMPED, gh)
 
 
 @njit
@@ -158,7 +158,7 @@ def profile(name: str, calls: int) -> tuple[list, str]:
     mh, dh = sim._m, sim._d
     x, tau = sim.x.copy(), sim.tau_drive.copy()
     f, k = np.zeros_like(x), np.zeros_like(x)
-    gh = 1.7071067811865475 * h
+    gh = ROS2_GAMMA_DAMPED * h
     t = {"kinematics": _best(_kinematics, (mh, dh, x), calls),
          "mass matrix": _best(_mass_matrix, (mh, dh, x), calls),
          "applied forces": _best(_applied, (mh, dh, x, tau), calls)}

@@ -245,11 +245,11 @@ def checked_interface(model: str, module, model_file, dynamics: bool = False):
     compiled = {(): cm}
     problems = check_variants(module, itf, compiled)
     if dynamics and not problems:       # the dynamics outputs index the driven coordinates by position
-        driven = [(j.name, j.ndof) for j in cm.joints if j.actuated]
+        def driven(c):
+            return [(j.name, j.ndof) for j in c.joints if j.actuated]
         problems = [f"options ({', '.join(f'{k}={v}' for k, v in key) or 'defaults'}): the driven joints differ "
-                    f"from the defaults' ({', '.join(n for n, _ in driven)}): the dynamics outputs need the same in "
-                    "every option combination" for key, other in compiled.items()
-                    if [(j.name, j.ndof) for j in other.joints if j.actuated] != driven]
+                    f"from the defaults' ({', '.join(n for n, _ in driven(cm))}): the dynamics outputs need the same "
+                    "in every option combination" for key, other in compiled.items() if driven(other) != driven(cm)]
     if problems:
         raise ValueError(f"{model_file}: its options build mechanisms the FMU interface cannot describe "
                          "(joints, points, forces and supports must exist in every option combination):\n  "

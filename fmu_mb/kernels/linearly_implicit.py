@@ -230,6 +230,16 @@ def _one_step(m, d, x, t, tau_drive, h, constrained, third_order):
 
 
 @njit(cache=True, error_model="numpy")
+def _damped_step(m, d, x, t, tau_drive, h, constrained):
+    """One ROS2 step with Verwer's γ = 1 + 1/√2, whatever γ the run uses (its γ stays in force after)."""
+    opt = d.solver_opt
+    g = opt[SolverOption.ROS2_GAMMA]
+    opt[SolverOption.ROS2_GAMMA] = ROS2_GAMMA_DAMPED
+    _one_step(m, d, x, t, tau_drive, h, constrained, False)
+    opt[SolverOption.ROS2_GAMMA] = g
+
+
+@njit(cache=True, error_model="numpy")
 def fallback_steps(h):
     """Steps of size h the damped ROS2 takes after a redone step: those of the next ROS2_FALLBACK_TIME."""
     return max(1, int(math.ceil(ROS2_FALLBACK_TIME / h - 1e-9)))
@@ -258,15 +268,12 @@ def _guarded_steps(m, d, x, t, tau_drive, h, nsteps, constrained, third_order):
     window (the energy balance of that impact: 11 % of the dissipated energy at 0.5 ms, 5 % with the
     redo alone). The cost of a step is bounded and declared, no loop: ROS2 two pipeline evaluations and
     one factorisation, ROS34PW2 four and one; a redone step adds two and one."""
-    opt, x0, hold = d.solver_opt, d.lin_x0, d.lin_hold
-    g = opt[SolverOption.ROS2_GAMMA]
-    guard = third_order or g < 1.0
+    x0, hold = d.lin_x0, d.lin_hold
+    guard = third_order or d.solver_opt[SolverOption.ROS2_GAMMA] < 1.0
     for s in range(nsteps):
         fails = d.fric_fail[0]
         if guard and hold[0] > 0:                   # within ROS2_FALLBACK_TIME of a redone step
-            opt[SolverOption.ROS2_GAMMA] = ROS2_GAMMA_DAMPED
-            _one_step(m, d, x, t + s * h, tau_drive, h, constrained, False)
-            opt[SolverOption.ROS2_GAMMA] = g
+            _damped_step(m, d, x, t + s * h, tau_drive, h, constrained)
             hold[0] -= 1
         else:
             if guard:
@@ -277,9 +284,7 @@ def _guarded_steps(m, d, x, t, tau_drive, h, nsteps, constrained, third_order):
                 for i in range(x.shape[0]):
                     x[i] = x0[i]
                 d.fric_fail[0] = fails              # the discarded step's friction solves do not count
-                opt[SolverOption.ROS2_GAMMA] = ROS2_GAMMA_DAMPED
-                _one_step(m, d, x, t + s * h, tau_drive, h, constrained, False)
-                opt[SolverOption.ROS2_GAMMA] = g
+                _damped_step(m, d, x, t + s * h, tau_drive, h, constrained)
                 d.lin_redo[0] += 1
                 hold[0] = fallback_steps(h)
         if not finite(x):
@@ -291,12 +296,8 @@ def _guarded_steps(m, d, x, t, tau_drive, h, nsteps, constrained, third_order):
 def remainder_step(m, d, x, t, tau_drive, r, constrained, third_order):
     """The last, shorter step of a communication step (kernels.stepping), unguarded: with the damped γ while
     the fallback window of a redone step lasts (:func:`_guarded_steps`), else with the run's method."""
-    opt = d.solver_opt
-    g = opt[SolverOption.ROS2_GAMMA]
-    if d.lin_hold[0] > 0 and (third_order or g < 1.0):
-        opt[SolverOption.ROS2_GAMMA] = ROS2_GAMMA_DAMPED
-        _one_step(m, d, x, t, tau_drive, r, constrained, False)
-        opt[SolverOption.ROS2_GAMMA] = g
+    if d.lin_hold[0] > 0 and (third_order or d.solver_opt[SolverOption.ROS2_GAMMA] < 1.0):
+        _damped_step(m, d, x, t, tau_drive, r, constrained)
     else:
         _one_step(m, d, x, t, tau_drive, r, constrained, third_order)
 
