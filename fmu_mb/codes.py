@@ -89,6 +89,12 @@ ROS2_GAMMA_LOW_DAMPING = 1.0 - 0.5 ** 0.5
 #: after a step of a small-γ method is redone by the damped ROS2, the steps of the next this many seconds are
 #: taken by the damped ROS2 too (kernels.linearly_implicit._guarded_steps)
 ROS2_FALLBACK_TIME = 0.0025
+#: defaults and largest allowed caps of the two iterative loops a step may run (a bound fixed at initialization:
+#: fmu_mb.step_cost): the friction ↔ reaction Newton loop (kernels.dynamics) and the projection's position Newton
+#: (kernels.projection)
+FRICTION_ITERATIONS_DEFAULT = 30
+PROJECTION_ITERATIONS_DEFAULT = 25
+ITERATION_LIMIT = 100
 
 
 class Scheme(IntEnum):
@@ -112,7 +118,7 @@ class RecordCheck(IntEnum):
 
 
 class SolverOption(IntEnum):
-    """Slots of the constraint-solver options ``solver_opt`` (Model's defaults, Data's in force)."""
+    """Slots of the solver options ``solver_opt`` (Model's defaults, Data's in force)."""
     FORMULATION = 0         # Formulation code
     ALPHA = 1               # Baumgarte α, 1/s (paper 000 eqs. 33, 37)
     BETA = 2                # Baumgarte β, 1/s
@@ -122,6 +128,24 @@ class SolverOption(IntEnum):
     REPARTITION_RATIO = 6   # repartition when the pivot ratio drops below this share of the chosen one
     ELIMINATED = 7          # number of rows eliminated by the user (0: minimum-norm multipliers)
     ROS2_GAMMA = 8          # γ of the ROS2 step (kernels.linearly_implicit), set by the integrator choice
+    FRICTION_ITERATIONS = 9  # cap on the Newton iterations of one friction-loop solve (kernels.dynamics)
+    PROJECTION_ITERATIONS = 10  # cap on the position-Newton iterations of a projection after a step
+
+
+class Work(IntEnum):
+    """Slots of ``Data.work``: counts of the bounded units of work the kernels did (kernels add, callers reset;
+    fmu_mb.step_cost bounds them per step)."""
+    STEPS = 0               # internal steps begun (a redone step counts twice, a remainder step once)
+    EVALUATIONS = 1         # state-derivative evaluations (the whole pipeline)
+    PARTITIONS = 2          # coordinate partitions chosen (pivoted factorization of C)
+    STAGE_MATRICES = 3      # Rosenbrock stage matrices formed and factored
+    FRICTION_SOLVES = 4     # friction-loop solves (one per evaluation with friction)
+    FRICTION_ITERATIONS = 5  # Newton iterations in them (a direction solve each; the round-off polish counts)
+    FRICTION_RESIDUALS = 6  # residual evaluations in them (seed, halving, polish)
+    FRICTION_MOST = 7       # most Newton iterations one friction-loop solve took
+    PROJECTIONS = 8         # projections after a step
+    PROJECTION_ITERATIONS = 9  # position-Newton iterations in them (a factorization each)
+    PROJECTION_MOST = 10    # most position-Newton iterations one projection took
 
 
 class SolverStat(IntEnum):

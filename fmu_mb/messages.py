@@ -156,8 +156,9 @@ MESSAGES = {
     "DD_NOT_FINITE": "%s at t = %g s: the directional derivative of '%s' is %s (not finite)",
     "DD_UNAVAILABLE": "%s: the model is not built (call fmi2EnterInitializationMode first)",
     "ME_RESULT_REFUSED": "%s; the integrator should go back to its last accepted step",
-    "FRICTION_NOT_CONVERGED": "%s at t = %g s: the friction/reaction loop did not converge in %d evaluation(s) (a "
-                              "self-locking joint?); the least-residual friction torques were applied",
+    "FRICTION_NOT_CONVERGED": "%s at t = %g s: the friction/reaction loop did not converge in %d evaluation(s) within "
+                              "solver.friction_iteration_limit Newton iterations (a self-locking joint, or a limit "
+                              "set too low?); the least-residual friction torques were applied",
     # ---- results
     "OUTPUT_NOT_FINITE": "%s: output '%s' = %s is not finite (%d output(s) in all)",
     "STATE_BEYOND_LIMIT": "%s: %s = %s lies beyond +-%g, the range of the FMU's state (a state it could not "

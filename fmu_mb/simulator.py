@@ -22,6 +22,7 @@ import numpy as np
 from .backend import kernel_set
 from .codes import (
     GROUP_NAMES,
+    ITERATION_LIMIT,
     ROS2_GAMMA_DAMPED,
     ROS2_GAMMA_LOW_DAMPING,
     Formulation,
@@ -121,9 +122,19 @@ class Simulator:
             self.anchor()
 
     # ------------------------------------------------------------------ constraints setup
-    def set_solver(self, formulation=None, alpha=None, beta=None, projection=None) -> None:
-        """Override the mechanism's ConstraintSolver settings for this instance (None keeps)."""
+    def set_solver(self, formulation=None, alpha=None, beta=None, projection=None, friction_iterations=None,
+                   projection_iterations=None) -> None:
+        """Override the mechanism's ConstraintSolver settings for this instance (None keeps); friction_iterations
+        and projection_iterations: the caps on the Newton iterations of the friction ↔ reaction loop (0 to
+        ITERATION_LIMIT) and of the projection after a step (1 to ITERATION_LIMIT), fmu_mb.step_cost."""
         o, O = self.data.solver_opt, SolverOption
+        for i, (name, val, lo) in ((O.FRICTION_ITERATIONS, ("friction_iterations", friction_iterations, 0)),
+                                   (O.PROJECTION_ITERATIONS, ("projection_iterations", projection_iterations, 1))):
+            if val is not None:
+                if not (isinstance(val, (int, np.integer)) and not isinstance(val, bool)
+                        and lo <= val <= ITERATION_LIMIT):
+                    raise ValueError(f"{name} must be an integer in [{lo}, {ITERATION_LIMIT}] (got {val!r})")
+                o[i] = float(val)
         if formulation is not None:
             names = [f.name.lower() for f in Formulation]
             if formulation not in names:

@@ -94,6 +94,8 @@ class Role(IntEnum):
     ASSEMBLE = 11           # init.assemble
     Q_START = 12            # <joint>.q_start
     QD_START = 13           # <joint>.qd_start
+    FRICTION_ITERATIONS = 14  # solver.friction_iteration_limit
+    PROJECTION_ITERATIONS = 15  # solver.projection_iteration_limit
     TAU_DRIVE = 20          # <joint>.tau_drive
     BODY_FORCE = 21         # <force>.force
     TRAJECTORY = 22         # <trajectory>.<parameter>
@@ -210,7 +212,7 @@ def c_header() -> str:
     out.append(f"#define FMU_MB_LOG_CATEGORY_LIST {c_string(', '.join(LOG_CATEGORIES))}")
     out.append("")
     for slot in (SolverOption.ALPHA, SolverOption.BETA, SolverOption.PROJECTION, SolverOption.ROS2_GAMMA,
-                 SolverOption.PROJECTION_TOL):
+                 SolverOption.PROJECTION_TOL, SolverOption.FRICTION_ITERATIONS, SolverOption.PROJECTION_ITERATIONS):
         out.append(f"#define FMU_MB_OPT_{slot.name} {int(slot)}")
     for slot in (SolverStat.PIVOT_RATIO_CHOSEN, SolverStat.PIVOT_RATIO, SolverStat.RANK,
                  SolverStat.PROJECTION_RESIDUAL):

@@ -21,7 +21,10 @@ Order (= value references, stable between builds of the same model):
    ``<c>.unique``; ``constraint.rank``, ``constraint.redundancy``;
    ``support[k].F[1..3]``, ``<point>.r[1..3]``, ``<beam>.deflection[1..3]``,
    ``energy.*``, ``solver.friction_iterations``, ``solver.friction_failures``,
-   ``solver.repartitions``.
+   ``solver.repartitions``;
+4. parameters added since, last so that the value references of every earlier variable stay:
+   ``solver.friction_iteration_limit`` and, with constraints, ``solver.projection_iteration_limit`` (the
+   bounds of a step's loops, fmu_mb.step_cost).
 
 Variables refer to the mechanism by name (joint, point, force, constraint, beam), never by
 coordinate or body index: the option values an FMU is started with may change those
@@ -41,7 +44,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from ..codes import RowKind
+from ..codes import FRICTION_ITERATIONS_DEFAULT, ITERATION_LIMIT, RowKind
 from ..model import options as opt
 from ..model.compile import CompiledMechanism
 from ..outputs import BY_KEY, coordinate_kind, coordinate_label, expand, index_suffix
@@ -399,6 +402,23 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     # ------------------------------------------------------------------ outputs (fmu_mb.outputs)
     for o in expand(cm, cspecs, has_prog, dynamics):
         itf.add(Var(o.name, o.type, "output", o.variability, o.description, o.source, unit=o.unit))
+    # ------------------------------------------------------------------ parameters added since (last: the value
+    # references of every earlier variable stay)
+    itf.add(Var("solver.friction_iteration_limit", "Integer", "parameter", "fixed",
+                "most Newton iterations of the friction/reaction loop in one evaluation of the dynamics (each an "
+                "n_f x n_f solve and at most 11 residual evaluations); a solve that reaches it without meeting the "
+                "tolerance counts in solver.friction_failures. A bound of a step's worst-case cost (fmu_mb.step_cost); "
+                "no effect on options without friction", ("solver", "friction_iterations"),
+                start=FRICTION_ITERATIONS_DEFAULT, min=1, max=ITERATION_LIMIT))
+    if has_con:
+        solver = cm.mechanism.solver
+        itf.add(Var("solver.projection_iteration_limit", "Integer", "parameter", "fixed",
+                    "most position-Newton iterations of the projection after a step (each a pass of kinematics, "
+                    "mass matrix and constraint terms and two factorizations); a projection that reaches it leaves "
+                    "the violation it reached, checked against solver.max_violation. A bound of a step's "
+                    "worst-case cost (fmu_mb.step_cost); used when solver.projection is on",
+                    ("solver", "projection_iterations"), start=int(solver.projection_iterations), min=1,
+                    max=ITERATION_LIMIT))
     return itf
 
 

@@ -12,6 +12,8 @@ ROLES = {("option",): Role.OPTION, ("solver", "step_size"): Role.STEP, ("solver"
          ("solver", "max_steps_per_call"): Role.MAX_STEPS, ("gravity",): Role.GRAVITY, ("init", "static"): Role.STATIC,
          ("solver", "alpha"): Role.ALPHA, ("solver", "beta"): Role.BETA, ("solver", "projection"): Role.PROJECTION,
          ("solver", "max_violation"): Role.MAX_VIOLATION, ("init", "assemble"): Role.ASSEMBLE,
+         ("solver", "friction_iterations"): Role.FRICTION_ITERATIONS,
+         ("solver", "projection_iterations"): Role.PROJECTION_ITERATIONS,
          ("q_start",): Role.Q_START, ("qd_start",): Role.QD_START, ("tau_drive",): Role.TAU_DRIVE,
          ("body_force",): Role.BODY_FORCE, ("traj",): Role.TRAJECTORY,
          ("Kp",): Role.GAIN_P, ("Kd",): Role.GAIN_D, ("tau_max",): Role.TAU_MAX, ("q_ref",): Role.Q_REF,

@@ -55,7 +55,7 @@ import math
 
 from numba import njit
 
-from ..codes import Group, SolverOption, SolverStat
+from ..codes import Group, SolverOption, SolverStat, Work
 from .constraints import constraint_terms, constraint_wrenches
 from .crba import crba
 from .dynamics import _newton, applied_forces, record_friction_wrenches, write_state_derivative
@@ -103,6 +103,7 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
     q = x[0:nv]
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
+    d.work[Work.EVALUATIONS] += 1
     ok = prepare(m, d, q, v, t)
     p_damp = applied_forces(m, d, q, v, z, tau_drive)
     for k in range(nv):

@@ -38,14 +38,20 @@ of least residual and counts the failure.
 
 Convergence is observable: d.fric_iters (Newton iterations of the last solve),
 d.fric_resid (max |r|, N·m or N), d.fric_fail (count of solves that hit the cap
-Model.fric_maxit, stalled, or met a singular Jacobian). Tolerance:
+the iteration cap, stalled, or met a singular Jacobian). Tolerance:
 max|r| ≤ tol_abs + tol_rel·max|τ_f| (Model.fric_tol).
+
+Bounded cost (fixed at initialization: a step's worst case, fmu_mb.step_cost): at most
+N = d.solver_opt[SolverOption.FRICTION_ITERATIONS] Newton iterations (FMU parameter
+solver.friction_iteration_limit, default 30), each one n_f × n_f solve and at most 11 residual
+evaluations (step halving down to λ = 2⁻¹⁰), plus the round-off polish (one solve, at most two
+residuals) and the two residuals of the seed. d.work counts them (codes.Work).
 """
 from __future__ import annotations
 
 from numba import njit
 
-from ..codes import JointType
+from ..codes import JointType, SolverOption, Work
 from .aba import aba_accelerations, aba_inertias
 from .forces import passive_forces
 from .friction import friction_laws, load_and_gradient, normal_loads
@@ -141,10 +147,11 @@ def _newton(m, d):
     Once the tolerance is met, one more full Newton step is taken if it lowers the
     residual: Newton converges quadratically, so this brings τ_f to round-off and makes the
     result independent of how the iterates approached it (e.g. GPME vs Lagrange solves)."""
-    fdofs, tol_abs, tol_rel, maxit = m.fric_dofs, m.fric_tol[0], m.fric_tol[1], m.fric_maxit[0]
+    fdofs, tol_abs, tol_rel = m.fric_dofs, m.fric_tol[0], m.fric_tol[1]
+    maxit = int(d.solver_opt[SolverOption.FRICTION_ITERATIONS].real)
     coef, visc, load, iters, resid, fail = d.fric_coef, d.fric_visc, d.fric_load, d.fric_iters, d.fric_resid, \
         d.fric_fail
-    t, dt = d.fric_tf, d.fric_dt
+    t, dt, work = d.fric_tf, d.fric_dt, d.work
     nf = fdofs.shape[0]
     for k in range(nf):
         t[k] = 0.0
@@ -152,6 +159,7 @@ def _newton(m, d):
     for k in range(nf):                              # fixed-point seed coef·L(W₀) + visc
         t[k] = coef[fdofs[k]] * load[fdofs[k]] + visc[fdofs[k]]
     err = _residual(m, d, t)
+    nres = 2
     it = 0
     while True:
         scale = 0.0
@@ -162,6 +170,7 @@ def _newton(m, d):
                 for k in range(nf):
                     t[k] += dt[k]
                 e2 = _residual(m, d, t)
+                nres += 1
                 if e2 < err or carries_derivative(t):   # (a complex step keeps the step: module scalar)
                     err = e2
                     it += 1
@@ -169,6 +178,7 @@ def _newton(m, d):
                     for k in range(nf):
                         t[k] -= dt[k]
                     err = _residual(m, d, t)
+                    nres += 1
             break
         if it >= maxit:
             fail[0] += 1
@@ -178,10 +188,11 @@ def _newton(m, d):
             break
         base = err
         lam = 1.0
-        while True:                                  # step halving
+        while True:                                  # step halving: at most 11 residuals
             for k in range(nf):
                 t[k] += lam * dt[k]
             err = _residual(m, d, t)
+            nres += 1
             if err < base or lam < 1e-3:
                 break
             for k in range(nf):
@@ -193,6 +204,11 @@ def _newton(m, d):
             break
     iters[0] = it
     resid[0] = err
+    work[Work.FRICTION_SOLVES] += 1
+    work[Work.FRICTION_ITERATIONS] += it
+    work[Work.FRICTION_RESIDUALS] += nres
+    if it > work[Work.FRICTION_MOST]:
+        work[Work.FRICTION_MOST] = it
 
 
 @njit(cache=True, error_model="numpy")
@@ -275,6 +291,7 @@ def state_derivative(m, d, x, tau_drive, xdot):
     q = x[0:nv]
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
+    d.work[Work.EVALUATIONS] += 1
     forward_kinematics(m, d, q, v)
     p_damp = applied_forces(m, d, q, v, z, tau_drive)
     aba_inertias(m, d)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..codes import Group, SolverOption
+from ..codes import Group, SolverOption, Work
 from .constrained import constrained_derivative
 from .dynamics import state_derivative
-from .projection import project
+from .projection import project_after_step
 
 ALL_GROUPS = np.ones(len(Group), dtype=np.int64)      # project every constraint group
 
@@ -53,6 +53,7 @@ def finite(x) -> bool:
 def rk4_step_tree(m, d, x, t, tau_drive, h):
     """One RK4 step of size h (s) of a mechanism without constraint rows, x in place."""
     xs, k1, k2, k3, k4 = d.xs, d.k1, d.k2, d.k3, d.k4
+    d.work[Work.STEPS] += 1
     state_derivative(m, d, x, tau_drive, k1)
     _stage(xs, x, 0.5 * h, k1)
     state_derivative(m, d, xs, tau_drive, k2)
@@ -68,6 +69,7 @@ def rk4_step_constrained(m, d, x, t, tau_drive, h):
     """One RK4 step of size h (s) from time t of a constrained mechanism, x in place, then
     the projection if the solver asks for it."""
     xs, k1, k2, k3, k4 = d.xs, d.k1, d.k2, d.k3, d.k4
+    d.work[Work.STEPS] += 1
     constrained_derivative(m, d, x, t, tau_drive, k1)
     _stage(xs, x, 0.5 * h, k1)
     constrained_derivative(m, d, xs, t + 0.5 * h, tau_drive, k2)
@@ -77,7 +79,7 @@ def rk4_step_constrained(m, d, x, t, tau_drive, h):
     constrained_derivative(m, d, xs, t + h, tau_drive, k4)
     _combine(x, h, k1, k2, k3, k4)
     if d.solver_opt[SolverOption.PROJECTION] != 0.0:
-        project(m, d, x, t + h, ALL_GROUPS)
+        project_after_step(m, d, x, t + h, ALL_GROUPS)
 
 
 @njit(cache=True, error_model="numpy")

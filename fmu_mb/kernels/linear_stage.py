@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..codes import RowKind, SolverOption
+from ..codes import RowKind, SolverOption, Work
 from .constraints import add_wrench_row, joint_axes
 from .dynamics import loop_jacobian
 from .forces import stop_penetration
@@ -122,6 +122,7 @@ def stage_matrix(m, d, x, h, gh):
     partition are those of x). Returns False if it is singular."""
     nv, nz, r = m.nv, m.nz, d.cp_rank[0] if m.nc > 0 else 0
     M, W, K, Ms, Cs = d.M, d.lin_W, d.lin_K, d.lin_M, d.lin_C
+    d.work[Work.STAGE_MATRICES] += 1
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
     n = nv + r

@@ -51,13 +51,13 @@ import math
 import numpy as np
 from numba import njit
 
-from ..codes import ROS2_FALLBACK_TIME, ROS2_GAMMA_DAMPED, SolverOption
+from ..codes import ROS2_FALLBACK_TIME, ROS2_GAMMA_DAMPED, SolverOption, Work
 from .constrained import constrained_derivative
 from .crba import crba
 from .dynamics import state_derivative
 from .integrators import ALL_GROUPS, finite
 from .linear_stage import stage_matrix, stage_solve
-from .projection import project
+from .projection import project_after_step
 
 #: ROS34PW2 as published (Rang & Angermann 2005, table of ROS34PW2): γ, α (strictly lower), the
 #: off-diagonal Γ and the weights b
@@ -114,6 +114,7 @@ def _first_stage(m, d, x, h):
 def ros2_step_tree(m, d, x, t, tau_drive, h):
     """One ROS2 step of size h (s) of a mechanism without constraint rows, x in place (NaN if
     the stage matrix is singular)."""
+    d.work[Work.STEPS] += 1
     state_derivative(m, d, x, tau_drive, d.k3)
     crba(m, d)                                   # M(q); the kinematics are x's
     if not _first_stage(m, d, x, h):
@@ -127,6 +128,7 @@ def ros2_step_tree(m, d, x, t, tau_drive, h):
 def ros2_step_constrained(m, d, x, t, tau_drive, h):
     """One ROS2 step of size h (s) from time t of a constrained mechanism, x in place, then the
     projection if the solver asks for it."""
+    d.work[Work.STEPS] += 1
     constrained_derivative(m, d, x, t, tau_drive, d.k3)     # leaves M, C and the partition of x
     if not _first_stage(m, d, x, h):
         _fail(x)
@@ -134,7 +136,7 @@ def ros2_step_constrained(m, d, x, t, tau_drive, h):
     constrained_derivative(m, d, d.xs, t + h, tau_drive, d.k3)
     _advance(m, d, x, h)
     if d.solver_opt[SolverOption.PROJECTION] != 0.0:
-        project(m, d, x, t + h, ALL_GROUPS)
+        project_after_step(m, d, x, t + h, ALL_GROUPS)
 
 
 @njit(cache=True, error_model="numpy")
@@ -168,6 +170,7 @@ def ros3_step(m, d, x, t, tau_drive, h, constrained):
     A, C, W, T = ROS3_A, ROS3_C, ROS3_M, ROS3_T
     k1, k2, k3, k4, xs, f = d.k1, d.k2, d.k3, d.k4, d.xs, d.lin_f
     gh = ROS3_GAMMA * h
+    d.work[Work.STEPS] += 1
     _evaluate(m, d, x, t, tau_drive, f, constrained)
     if not constrained:
         crba(m, d)                               # M(q); the kinematics are x's
@@ -190,7 +193,7 @@ def ros3_step(m, d, x, t, tau_drive, h, constrained):
     for i in range(x.shape[0]):
         x[i] += h * (W[0] * k1[i] + W[1] * k2[i] + W[2] * k3[i] + W[3] * k4[i])
     if constrained and d.solver_opt[SolverOption.PROJECTION] != 0.0:
-        project(m, d, x, t + h, ALL_GROUPS)
+        project_after_step(m, d, x, t + h, ALL_GROUPS)
 
 
 @njit(cache=True, error_model="numpy")

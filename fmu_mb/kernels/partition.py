@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..codes import SolverOption, SolverStat
+from ..codes import SolverOption, SolverStat, Work
 
 
 @njit(cache=True, error_model="numpy")
@@ -70,6 +70,7 @@ def partition(m, d):
     """Choose independent rows and dependent coordinates at the current C (d.cp_*)."""
     nv, tol, dep = m.nv, d.solver_opt[SolverOption.RANK_TOL], m.dep_user
     rows, cols = d.cp_rows, d.cp_cols
+    d.work[Work.PARTITIONS] += 1
     na = _load_scaled(m, d, rows)
     for j in range(nv):
         cols[j] = j

@@ -1,25 +1,51 @@
 """Projection of a state onto the constraints (positions by Newton, then velocities), in the
-kinetic-energy metric; used after steps (ConstraintSolver.projection) and to assemble a start."""
+kinetic-energy metric; used after steps (ConstraintSolver.projection: :func:`project_after_step`, at most
+d.solver_opt[SolverOption.PROJECTION_ITERATIONS] Newton iterations, FMU parameter
+solver.projection_iteration_limit) and to assemble a start (:func:`project`, at most ASSEMBLY_ITERATIONS)."""
 from __future__ import annotations
 
 from numba import njit
 
-from ..codes import RowKind, SolverOption, SolverStat
+from ..codes import RowKind, SolverOption, SolverStat, Work
 from .constraints import constraint_terms
 from .crba import crba
 from .kinematics import forward_kinematics
 from .linalg import chol_solve, cholesky, pivoted_cholesky
 from .scalar import carries_derivative
 
+#: position-Newton iterations an assembly may take (a start far from the constraints; steps take the solver's cap)
+ASSEMBLY_ITERATIONS = 25
 
 @njit(cache=True, error_model="numpy")
 def project(m, d, x, t, groups):
+    """:func:`project_bounded` with at most ASSEMBLY_ITERATIONS Newton iterations (assembling a start)."""
+    return project_bounded(m, d, x, t, groups, ASSEMBLY_ITERATIONS)
+
+
+@njit(cache=True, error_model="numpy")
+def project_after_step(m, d, x, t, groups):
+    """:func:`project_bounded` with the solver's cap (d.solver_opt[SolverOption.PROJECTION_ITERATIONS]), counted
+    in d.work (codes.Work)."""
+    maxit = int(d.solver_opt[SolverOption.PROJECTION_ITERATIONS].real)
+    it = project_bounded(m, d, x, t, groups, maxit)
+    n = int(d.con_stats[SolverStat.PROJECTION_ITERATIONS].real)
+    w = d.work
+    w[Work.PROJECTIONS] += 1
+    w[Work.PROJECTION_ITERATIONS] += n
+    if n > w[Work.PROJECTION_MOST]:
+        w[Work.PROJECTION_MOST] = n
+    return it
+
+
+@njit(cache=True, error_model="numpy")
+def project_bounded(m, d, x, t, groups, maxit):
     """Solve the holonomic rows for the positions and all rows for the velocities, keeping
     the state as close as possible in the kinetic-energy metric (rows of the constraint
     groups with groups[g] != 0 only):
     Δq = −M⁻¹C_Hᵀ(C_H M⁻¹ C_Hᵀ)⁺Φ_H (Newton, to ``projection_tol``), then
     Δq̇ = −M⁻¹Cᵀ(C M⁻¹ Cᵀ)⁺Φ̇. Redundant rows are skipped by a pivoted Cholesky factor.
-    Returns the Newton iterations (−1 if they did not converge)."""
+    At most ``maxit`` Newton iterations (maxit + 2 passes of kinematics, M and constraint terms, maxit + 1
+    factorizations). Returns the Newton iterations (−1 if they did not converge)."""
     nv, nc, kind, tol, group = m.nv, m.nc, m.con_kind, d.solver_opt[SolverOption.PROJECTION_TOL], m.con_group
     phi, phid, C, M, L, Z, A, perm, y, dx = d.con_phi, d.con_phid, d.con_C, d.M, d.L, d.Z, d.A, d.cpiv, d.l1, \
         d.v1
@@ -36,7 +62,7 @@ def project(m, d, x, t, groups):
             for k in range(nc):
                 if sweep == 0 and kind[k] != RowKind.VEL and groups[group[k]] != 0:
                     err = max(err, abs(phi[k]))
-            if sweep == 0 and ((err <= tol and (it > 0 or not carries_derivative(q))) or it >= 25):
+            if sweep == 0 and ((err <= tol and (it > 0 or not carries_derivative(q))) or it >= maxit):
                 perr = err                      # (the velocity sweep below recomputes err as 0)
                 break
             for i in range(nv):

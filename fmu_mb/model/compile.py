@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codes import (
+    FRICTION_ITERATIONS_DEFAULT,
+    ITERATION_LIMIT,
     ROS2_GAMMA_DAMPED,
     SEGMENT_WIDTH,
     Formulation,
@@ -190,12 +192,16 @@ def _joint_chain(b: _Builder, joint, parent_body, R0, p0, mass_props):
     raise AssertionError(kind)
 
 
-def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int = 30) -> CompiledMechanism:
+def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10),
+                      fric_maxit: int = FRICTION_ITERATIONS_DEFAULT) -> CompiledMechanism:
     """Validate ``mech`` and compile it into flat arrays.
 
     fric_tol: (absolute N·m or N, relative) tolerance of the friction ↔ reaction
-    loop; fric_maxit: its Newton iteration cap (see :mod:`fmu_mb.kernels.dynamics`).
+    loop; fric_maxit: the default cap on its Newton iterations, 0 to ITERATION_LIMIT (a run's is
+    Data.solver_opt[SolverOption.FRICTION_ITERATIONS]; see :mod:`fmu_mb.kernels.dynamics`).
     """
+    if not (isinstance(fric_maxit, (int, np.integer)) and 0 <= fric_maxit <= ITERATION_LIMIT):
+        raise ValueError(f"fric_maxit must be an integer in [0, {ITERATION_LIMIT}] (got {fric_maxit!r})")
     mech.validate()
     b = _Builder()
     children = {}
@@ -330,6 +336,7 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         points[p.name] = attach(p.link, p.position)
 
     con = _compile_constraints(mech, attach, joints, list(b.dof_names))
+    con["arrays"]["con_opt"][SolverOption.FRICTION_ITERATIONS] = fric_maxit
     bf = [(attach(f.link, f.point), np.asarray(f.direction, float) / np.linalg.norm(f.direction),
            attach(f.reaction_link, f.reaction_point) if f.reaction_link else (-1, np.zeros(3)))
           for f in mech.forces]
@@ -359,7 +366,7 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10), fric_maxit: int 
         sup_k=np.array(sup_k, float).reshape(-1, 3), sup_d=np.array(sup_d, float).reshape(-1, 3),
         dof_fric_law=law, dof_fric_load=load, dof_fric_par=par, dof_fric_geom=geom, dof_fric_z=zidx,
         fric_dofs=np.flatnonzero(law).astype(np.int64),
-        fric_tol=np.array(fric_tol, float), fric_maxit=i64([fric_maxit]),
+        fric_tol=np.array(fric_tol, float),
         gravity=np.asarray(mech.gravity, float).copy(),
         bf_body=np.array([x[0][0] for x in bf], np.int64),
         bf_point=np.array([x[0][1] for x in bf], float).reshape(-1, 3),
@@ -489,6 +496,7 @@ def _compile_constraints(mech: Mechanism, attach, joints, dof_names) -> dict:
     opt[O.PROJECTION_TOL], opt[O.RANK_TOL], opt[O.REPARTITION_RATIO] = s.projection_tol, s.rank_tol, s.repartition_ratio
     opt[O.ELIMINATED] = float(elim.sum())
     opt[O.ROS2_GAMMA] = ROS2_GAMMA_DAMPED        # the Simulator sets its method's γ
+    opt[O.PROJECTION_ITERATIONS] = s.projection_iterations
     arrays = dict(
         con_kind=kind, con_group=group, con_obj=obj, con_a=ca, con_pa=pa, con_b=cb, con_pb=pb, con_side=side,
         con_e=e, con_u=u, con_v=v, con_dof=dof, con_traj=traj, con_tdir=tdir, con_rel=rel,

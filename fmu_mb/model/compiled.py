@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..codes import SEGMENT_WIDTH, SolverOption, SolverStat
+from ..codes import SEGMENT_WIDTH, SolverOption, SolverStat, Work
 
 
 class Field(NamedTuple):
@@ -91,7 +91,6 @@ MODEL_SCHEMA = (
     _f("dof_fric_z", "i8", "nv", "index of the bristle state in z, -1 if none"),
     _f("fric_dofs", "i8", "nf", "coordinates with friction"),
     _f("fric_tol", "f8", 2, "friction-loop tolerance (absolute N·m, relative)"),
-    _f("fric_maxit", "i8", 1, "friction-loop iteration cap"),
     _f("gravity", "f8", 3, "world gravity, m/s²"),
     # constraint rows (fmu_mb.model.constraints; kernels.constraints)
     _f("con_kind", "i8", "nc", "codes.RowKind"),
@@ -168,6 +167,7 @@ DATA_SCHEMA = (
     _f("fric_iters", "i8", 1, "Newton iterations of the last friction-loop solve"),
     _f("fric_resid", "f8", 1, "its residual"),
     _f("fric_fail", "i8", 1, "friction-loop solves that did not converge"),
+    _f("work", "i8", len(Work), "units of bounded work done (codes.Work; kernels add, callers reset)"),
     _f("fric_W0", "f8", ("nf", 6), "friction-loop Newton work"),
     _f("fric_S", "f8", ("nf", 6, "nf"), "friction-loop Newton work"),
     _f("fric_dL", "f8", ("nf", 6), "friction-loop Newton work"),

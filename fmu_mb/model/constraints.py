@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ..codes import GROUP_NAMES, RowKind, RowSide
+from ..codes import GROUP_NAMES, ITERATION_LIMIT, PROJECTION_ITERATIONS_DEFAULT, RowKind, RowSide
 from ..trajectories import Hold, Trajectory
 from ..trajectories.paths import Param
 
@@ -393,7 +393,9 @@ class ConstraintSolver:
     first-order rows Ψ̇ + 2αΨ = 0).
     projection: after every step, solve the holonomic constraints for the positions
     (Newton, mass-weighted) and project the velocities onto C q̇ = −Φ_t, so loop
-    constraints hold to ``projection_tol`` instead of only being stabilised.
+    constraints hold to ``projection_tol`` instead of only being stabilised;
+    projection_iterations: the cap on its position-Newton iterations per step (a bound fixed at
+    initialization: kernels.projection; FMU parameter solver.projection_iteration_limit).
     dependent: coordinate names to use as dependent ones (paper 001 eq. 11) instead of
     the automatic choice; re-partitioning still happens if they become singular.
     eliminate: row labels of redundant constraints to drop (their λ = 0, paper 004 §3.1);
@@ -416,6 +418,7 @@ class ConstraintSolver:
     beta: float = 0.0
     projection: bool = False
     projection_tol: float = 1e-12
+    projection_iterations: int = PROJECTION_ITERATIONS_DEFAULT
     dependent: tuple = ()
     eliminate: tuple = ()
     rank_tol: float = 1e-9
@@ -435,6 +438,10 @@ class ConstraintSolver:
             v = getattr(self, f)
             if not (isinstance(v, (int, float)) and lo <= v <= hi):
                 raise ValueError(f"ConstraintSolver: {f} must lie in [{lo:g}, {hi:g}] (got {v!r})")
+        n = self.projection_iterations
+        if not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= ITERATION_LIMIT):
+            raise ValueError(f"ConstraintSolver: projection_iterations must be an integer in "
+                             f"[1, {ITERATION_LIMIT}] (got {n!r})")
         bad = [g for g in self.static_groups if g not in GROUPS or g == "nonholonomic"]
         if bad:
             raise ValueError(f"ConstraintSolver: static_groups names {bad}; statics can hold the position-level "

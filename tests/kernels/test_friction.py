@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
+from fmu_mb.codes import SolverOption
 from fmu_mb import algorithms as alg
 from fmu_mb.model import (
     Body,
@@ -213,8 +214,9 @@ def test_iteration_cap_is_observable():
     """With no Newton iteration allowed the unconverged solve is counted, and its residual
     reported; the default cap converges the same case."""
     cm = spinning_arm()
-    model = cm.model._replace(fric_maxit=np.array([0], np.int64))
+    model = cm.model
     data = make_data(model)
+    data.solver_opt[SolverOption.FRICTION_ITERATIONS] = 0
     x = alg.state_vector(model, [0.0], [2.0])
     alg.forward_dynamics(model, data, x, np.array([40.0]))
     assert data.fric_fail[0] == 1 and data.fric_iters[0] == 0 and data.fric_resid[0] > 1e-6

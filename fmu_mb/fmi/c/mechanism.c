@@ -368,6 +368,10 @@ int model_build(Instance *s) {
         r->solver_opt[FMU_MB_OPT_BETA] = fmu_param(s, FMU_MB_ROLE_BETA, 0);
         r->solver_opt[FMU_MB_OPT_PROJECTION] = fmu_param(s, FMU_MB_ROLE_PROJECTION, 0) != 0.0;
     }
+    if (fmu_has_param(FMU_MB_ROLE_FRICTION_ITERATIONS))     /* the bounds of a step's loops (fmu_mb.step_cost) */
+        r->solver_opt[FMU_MB_OPT_FRICTION_ITERATIONS] = fmu_param(s, FMU_MB_ROLE_FRICTION_ITERATIONS, 0);
+    if (fmu_has_param(FMU_MB_ROLE_PROJECTION_ITERATIONS))
+        r->solver_opt[FMU_MB_OPT_PROJECTION_ITERATIONS] = fmu_param(s, FMU_MB_ROLE_PROJECTION_ITERATIONS, 0);
     int method = (int)fmu_param(s, FMU_MB_ROLE_INTEGRATOR, 0);
     if (METHOD_GAMMA[method] != 0.0) r->solver_opt[FMU_MB_OPT_ROS2_GAMMA] = METHOD_GAMMA[method];
     if (!apply_trajectories(s, r, s->call, 1, 0) || !start(s, r)) {
