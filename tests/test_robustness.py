@@ -326,6 +326,35 @@ def test_iteration_limits_run_at_both_ends_of_their_range(extracted, model):
             assert warned == (combo["solver.friction_iteration_limit"] == 1), (combo, res["warnings"][:3])
 
 
+def test_accuracy_notes_warn_outside_the_measurements(extracted):
+    """models/crane.py's ACCURACY (issue 40): where model.damping or model.support_z leave the range in which the
+    method at its step was measured within 1e-3 rad of the converged motion, initialization warns once, quoting the
+    measurement; inside it (the defaults, or a method and step measured accurate there) it does not."""
+    _needs(extracted, "crane")
+    md = _md(extracted, "crane")
+    code = {item.name: int(item.value) for v in md.modelVariables if v.name == "solver.integrator"
+            for item in v.declaredType.items}
+    cases = {"defaults": ({}, None),
+             "undamped": ({"model.damping": 0.0}, "model.damping = 0 s with solver.integrator = ros2_lowdamp"),
+             "undamped, ros34pw2 at 0.1 ms": ({"model.damping": 0.0, "solver.integrator": code["ros34pw2"],
+                                                "solver.step_size": 1e-4}, None),
+             "undamped, ros2_lowdamp at 0.1 ms": ({"model.damping": 0.0, "solver.step_size": 1e-4},
+                                                  "2.0e-2 rad off at 1 ms"),
+             "light damping at 0.25 ms": ({"model.damping": 5e-5, "solver.step_size": 2.5e-4}, None),
+             "light damping, ros2": ({"model.damping": 5e-5, "solver.integrator": code["ros2"]},
+                                     "ros2 (damped) damps the lightly damped vibration away"),
+             "soft supports, torque mode": ({"model.support_z": 1e4, "model.mode": 1}, "model.support_z = 10000 N/m")}
+    results = run_cases([("options", dict(dir=str(extracted["crane"]), combo=c, T=0.02, dt=0.01))
+                         for c, _ in cases.values()])
+    for (what, (combo, expect)), (rc, res, err) in zip(cases.items(), results):
+        assert rc == 0 and res is not None and res["init"] <= 1 and not res["errors"], (what, err, res)
+        notes = [w for w in res["warnings"] if "outside the measured accuracy" in w]
+        if expect is None:
+            assert not notes, (what, notes)
+        else:
+            assert len(notes) == 1 and expect in notes[0], (what, notes)
+
+
 # ------------------------------------------------------------------------------------------ values
 def _first(md, pattern, causality="parameter"):
     return next(v.name for v in md.modelVariables if v.causality == causality and re.fullmatch(pattern, v.name))

@@ -236,6 +236,7 @@ def c_header() -> str:
     out.append("#define FMU_MB_METHOD_SCHEME {" + ", ".join(str(int(m.scheme)) for m in METHODS.values()) + "}")
     out.append("#define FMU_MB_METHOD_GAMMA {" + ", ".join(repr(m.gamma) for m in METHODS.values()) + "}")
     out.append("#define FMU_MB_METHOD_NAME {" + ", ".join(c_string(n) for n in METHODS) + "}")
+    out.append(f"#define FMU_MB_NMETHODS {len(METHODS)}")
     out.append("")
     out += [f"#define MSG_{name} {c_string(t)}" for name, t in MESSAGES.items()]
     out += ["", "#endif", ""]

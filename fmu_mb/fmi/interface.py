@@ -94,9 +94,23 @@ def _sha256(vars_: list) -> str:
 
 
 @dataclass
+class AccuracyNote:
+    """A model file's opt.Accuracy as the FMU core checks it at initialization (model_table: FMU_MB_ACCURACY):
+    the option's index among the option parameters, the threshold, the largest step measured within the bound
+    per method (METHODS order; 0: none) and the text the warning quotes."""
+    option: int
+    below: float
+    steps: tuple
+    text: str
+
+
+@dataclass
 class Interface:
     model: str
     vars: list = field(default_factory=list)
+    #: measured accuracy limits of the model's Value options (AccuracyNote; not part of the JSON table: only the
+    #: core's initialization reads them, from the model table)
+    accuracy: list = field(default_factory=list, compare=False)
 
     def add(self, v: Var) -> Var:
         self.vars.append(v)
@@ -402,6 +416,7 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
     # ------------------------------------------------------------------ outputs (fmu_mb.outputs)
     for o in expand(cm, cspecs, has_prog, dynamics):
         itf.add(Var(o.name, o.type, "output", o.variability, o.description, o.source, unit=o.unit))
+    itf.accuracy = accuracy_notes(module, options)
     # ------------------------------------------------------------------ parameters added since (last: the value
     # references of every earlier variable stay)
     itf.add(Var("solver.friction_iteration_limit", "Integer", "parameter", "fixed",
@@ -456,3 +471,18 @@ def add_states(itf: Interface, n_states: int, labels: list) -> None:
     for k in range(n_states):
         itf.add(Var(f"der(state[{k + 1}])", "Real", "local", "continuous",
                     f"time derivative of state[{k + 1}]", ("state_der", k)))
+
+
+def accuracy_notes(module, options: dict) -> list:
+    """The model file's ``ACCURACY`` (opt.Accuracy) as AccuracyNotes, strictest last per option (the core warns
+    with the last note that applies)."""
+    notes = []
+    names = list(options)
+    for a in sorted(getattr(module, "ACCURACY", ()), key=lambda a: (a.option, -a.below)):
+        a.validate(options, METHODS)
+        within = ", ".join(f"{m} at solver.step_size <= {h:g} s" for m, h in a.steps.items() if h > 0)
+        text = (f"{a.run + ': ' if a.run else ''}{a.measured}; within {a.bound} of the converged motion there: "
+                f"{within or 'no method and step measured'}")
+        notes.append(AccuracyNote(names.index(a.option), float(a.below),
+                                  tuple(a.step_for(m) for m in METHODS), text))
+    return notes

@@ -93,7 +93,20 @@ def model_table_source(itf, guid: str, marker: str, violation_info: dict | None 
     files = list(range(len(variant_rows))) if variant_file is None else variant_file
     lines.append("const int FMU_MB_VARIANT_FILE[] = {" + ", ".join(str(int(k)) for k in files or [0]) + "};")
     lines += table_source(table_classes)
+    lines += accuracy_source(getattr(itf, "accuracy", ()))
     return "\n".join(lines) + "\n"
+
+
+def accuracy_source(notes) -> list:
+    """C lines of the measured accuracy limits (model_table.h: FMU_MB_ACCURACY; fmu_mb.fmi.interface.AccuracyNote)."""
+    lines = [f"const int FMU_MB_NACCURACY = {len(notes)};", "const fmu_mb_accuracy FMU_MB_ACCURACY[] = {"]
+    for n in notes:
+        lines.append(f"    {{{n.option}, {c_number(n.below)}, {{{', '.join(c_number(h) for h in n.steps)}}}, "
+                     f"{c_string(n.text)}}},")
+    if not notes:
+        lines.append("    {0, 0.0, {0.0}, NULL},")
+    lines.append("};")
+    return lines
 
 
 def table_source(classes) -> list:

@@ -73,3 +73,35 @@ def _shown(value) -> str:
 
 
 Option = Choice | Flag | Count | Value
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """A measured limit of the integrators' accuracy over part of a Value option's range (a model file's
+    ``ACCURACY`` tuple). Where the option's value is below ``below``, the motion stayed within ``bound`` of the
+    converged one on the model's accuracy run only with the methods and internal steps of ``steps``
+    ({method: largest step measured within the bound, s; 0 or absent: none measured within it}); ``measured``
+    states what was measured there (quoted by the warning). An FMU whose option, method and step fall outside
+    those measurements warns at initialization (fmi2Warning, once per option: the strictest note that applies).
+    """
+    option: str
+    below: float
+    steps: dict
+    measured: str
+    bound: str = "1e-3 rad (m)"
+    run: str = ""
+
+    def step_for(self, method: str) -> float:
+        """Largest internal step measured within the bound for ``method`` (0: none)."""
+        return float(self.steps.get(method, 0.0))
+
+    def validate(self, options: dict, methods) -> None:
+        o = options.get(self.option)
+        if not isinstance(o, Value):
+            raise ValueError(f"Accuracy: {self.option!r} is not a Value option of the model")
+        if not (math.isfinite(self.below) and o.min < self.below <= o.max):
+            raise ValueError(f"Accuracy({self.option!r}): below = {self.below!r} must lie in ({o.min:g}, {o.max:g}]")
+        bad = [k for k, h in self.steps.items() if k not in methods or not (isinstance(h, (int, float)) and h >= 0)]
+        if bad:
+            raise ValueError(f"Accuracy({self.option!r}): steps must map methods of {list(methods)} to steps >= 0 s "
+                             f"(bad: {bad})")

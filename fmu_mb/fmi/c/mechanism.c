@@ -292,6 +292,31 @@ void model_reset(Instance *s) {
     me->run = NULL;
 }
 
+/* A model file's measured accuracy limits (model_table.h: FMU_MB_ACCURACY, fmu_mb.model.options.Accuracy): per
+ * option, the strictest note whose range holds the option's value; a warning if the internal step is larger than
+ * the largest one measured within the bound there for the method in force. */
+static void accuracy_warnings(Instance *s, int method, double h) {
+    for (int k = 0; k < FMU_MB_NACCURACY; ++k) {
+        const fmu_mb_accuracy *a = &FMU_MB_ACCURACY[k];
+        int v = 0;                                /* the option's variable */
+        while (v < FMU_MB_NVARS && !(FMU_MB_VARS[v].role == FMU_MB_ROLE_OPTION && FMU_MB_VARS[v].aux == a->option)) ++v;
+        if (v == FMU_MB_NVARS) continue;
+        double value = s->values[v];
+        if (!(value < a->below)) continue;
+        int strictest = 1;                        /* no other applicable note of this option allows less */
+        for (int j = 0; j < FMU_MB_NACCURACY && strictest; ++j) {
+            const fmu_mb_accuracy *b = &FMU_MB_ACCURACY[j];
+            if (j != k && b->option == a->option && value < b->below &&
+                (b->max_step[method] < a->max_step[method] || (b->max_step[method] == a->max_step[method] && j > k)))
+                strictest = 0;
+        }
+        if (!strictest || h <= a->max_step[method] * (1.0 + 1e-9)) continue;
+        const fmu_mb_var *var = &FMU_MB_VARS[v];
+        fmu_say(s, fmi2Warning, MSG_ACCURACY_NOTE, var->name, value, var->unit[0] ? " " : "", var->unit,
+                METHOD_NAME[method], h, a->text);
+    }
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Build: the parameter values -> a started run (MechanismSlave._build, Simulator.initialize)
  */
@@ -391,6 +416,7 @@ int model_build(Instance *s) {
         free_run(r);
         return 0;
     }
+    accuracy_warnings(s, method, h);
     free_run(me->run);
     me->run = r;
     me->h = h;

@@ -6,6 +6,7 @@
 #define FMU_MB_MODEL_TABLE_H
 #include <stddef.h>
 #include <stdint.h>
+#include "fmu_mb_constants.h"
 
 typedef struct {
     const char *name;
@@ -46,4 +47,15 @@ extern const fmu_mb_table_fn FMU_MB_TABLE_FN[];
 extern const int FMU_MB_TABLE_NPARAMS[];
 extern const int FMU_MB_TABLE_NCHECKS[];
 extern const char *const *const FMU_MB_TABLE_CHECKS[];  /* per table: its check messages (codes 1, 2, ...) */
+/* measured accuracy limits of Value options (a model file's ACCURACY): where option `option` (index among the
+ * option parameters) is below `below`, only internal steps up to max_step[method] (0: none) were measured within
+ * the model's bound; the core warns at initialization otherwise, quoting `text` (fmu_mb.fmi.interface) */
+typedef struct {
+    int option;
+    double below;
+    double max_step[FMU_MB_NMETHODS];
+    const char *text;
+} fmu_mb_accuracy;
+extern const int FMU_MB_NACCURACY;
+extern const fmu_mb_accuracy FMU_MB_ACCURACY[];
 #endif
