@@ -7,8 +7,11 @@ For every model: its native FMU (linux64; built into a temporary folder unless `
 after each step, at the defaults and at the most detailed options (bench/realtime.py's ``DETAIL``): back to back
 over ``--steps`` steps (the distribution of the step time: median, p99, p99.99, max, worst/median, real-time
 factor at the median and at the worst step), then the detailed options paced at 1 kHz over ``--paced-steps``
-(the rig's case: the caches cool between steps; overruns counted). The scheduling class and memory locking the
-harness obtained are printed with each table.
+(the rig's case: the caches cool between steps; overruns counted). After each table, the platform baseline
+(``fmu_mb.rtbench.baseline``): the same loop with each step a fixed computation of the median of the detailed
+runs, no FMU, over as many steps: its worst/median is what the machine adds to a step that never varies (the
+floor under the FMUs' ratios; issue 40's determinism target is worst ≤ 2× median). The scheduling class and
+memory locking the harness obtained are printed with each table.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from realtime import DETAIL  # noqa: E402  (bench/ is the script's folder)
 
 from fmu_mb import registry
 from fmu_mb.fmi.native_fmu import build_native_fmu
-from fmu_mb.rtbench import run
+from fmu_mb.rtbench import baseline, run
 from fmu_mb.runs import model_description, typed
 
 
@@ -61,8 +64,15 @@ def main(argv=None) -> int:
                 settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
                 rows.append(_row(m, label, r))
                 print(rows[-1], file=sys.stderr, flush=True)
+        detail_medians = []
+        for row in rows:
+            if "detail" in row:
+                detail_medians.append(float(row.split()[2]) * 1e3)
+        typical = sorted(detail_medians)[len(detail_medians) // 2]
+        rows.append(_row("baseline", "fixed", baseline(typical, args.steps, 0.0, None)))
         print(f"Back to back: {args.steps} steps of 1 ms (fmi2DoStep + every Real output), µs; RT×: real-time "
-              "factor at the median / worst step")
+              "factor at the median / worst step; baseline: a fixed computation of the detailed runs' median "
+              "step, no FMU")
         print(head)
         print("\n".join(rows))
         rows = []
@@ -71,6 +81,7 @@ def main(argv=None) -> int:
             r = run(fmus[m], args.paced_steps, 1000.0, None, _start(md, DETAIL[m]), md)
             settings.add(("paced", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
             rows.append(_row(m, "detail", r))
+        rows.append(_row("baseline", "fixed", baseline(typical, args.paced_steps, 1000.0, None)))
         print(f"\nPaced at 1 kHz: {args.paced_steps} steps, most detailed options, µs")
         print(head)
         print("\n".join(rows))

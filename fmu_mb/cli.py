@@ -214,7 +214,10 @@ def _rt_bench(args) -> int:
         print(f"{path.name}: {args.steps} steps at {args.rate:g} Hz take {args.steps / args.rate:.0f} s "
               "(--steps, or --rate 0 for back-to-back steps)", flush=True)
     report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md)
-    print(rtbench.describe(path.name, report))
+    print(rtbench.describe(path.name, report), flush=True)
+    if args.baseline:
+        report["baseline"] = rtbench.baseline(report["median_ns"], args.steps, args.rate, args.cpu)
+        print(rtbench.describe_baseline(report["baseline"]))
     if args.json:
         Path(args.json).write_text(json.dumps({"fmu": str(path), "start": start, **report}, indent=1))
     return 1 if report.get("status", 0) > 1 else 0
@@ -617,6 +620,9 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--cpu", type=int, metavar="N", help="the CPU to pin the loop to (default: the last one)")
     t.add_argument("--set", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="start values of parameters and inputs, e.g. model.link=flexible (the inputs are held)")
+    t.add_argument("--baseline", action="store_true",
+                   help="then run the same loop with each step a fixed computation of the FMU's median step time "
+                        "(no FMU): the worst / median the machine itself adds to a step that never varies")
     t.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     t.set_defaults(func=_rt_bench, parser=t)
 

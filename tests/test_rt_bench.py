@@ -77,3 +77,23 @@ def test_what_rt_bench_cannot_do_is_refused_in_one_line(fmus, native_fmus, capsy
     }[case]
     code, out, err = _bench(capsys, *argv)
     assert code == 2 and expect in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_baseline_is_the_same_loop_with_a_step_of_fixed_work(native_fmus, capsys, tmp_path):
+    """--baseline: the harness's spin mode (a fixed recurrence instead of the FMU) calibrated to the FMU's median
+    step. The spin's median grows with its iterations (4× the work: 2.5-6× the median; a check that the work is
+    not folded away by the compiler, which a recurrence with a fixed point at its start was), and the CLI reports
+    the baseline's distribution beside the FMU's."""
+    from fmu_mb import rtbench
+    small, large = (rtbench.spin(n, 400, 0.0)["median_ns"] for n in (5000, 20000))
+    assert small > 1000 and 2.5 * small <= large <= 6.0 * small, (small, large)
+    report = tmp_path / "r.json"
+    code, out, err = _bench(capsys, native_fmus["five_axis"].path, "--rate", 0, "--steps", 2000, "--baseline",
+                            "--json", report)
+    assert code == 0, err
+    r = json.loads(report.read_text())
+    b = r["baseline"]
+    assert b["steps"] == 2000 and b["status"] == 0 and b["spin_iterations"] >= 1
+    assert 0 < b["min_ns"] <= b["median_ns"] <= b["p99_ns"] <= b["max_ns"]
+    assert 0.3 * r["median_ns"] <= b["median_ns"] <= 3.0 * r["median_ns"]        # calibrated to the FMU's step
+    assert "platform baseline (the same loop, each step" in out and "worst / median" in out

@@ -91,16 +91,40 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
     cpu = (os.cpu_count() or 1) - 1 if cpu is None else cpu
     outputs = ",".join(str(v.valueReference) for v in md.modelVariables
                        if v.causality == "output" and v.type == "Real")
-    exe = program()
     with tempfile.TemporaryDirectory(prefix="fmu_mb_rtbench_") as tmp:
         with zipfile.ZipFile(fmu) as z:
             z.extractall(tmp)
         binary = Path(tmp) / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
         if not binary.is_file():
             raise UserError(f"{fmu}: no binaries/linux64/{binary.name} (an FMU for another platform?)", 2)
-        r = subprocess.run([str(exe), str(binary), (Path(tmp) / "resources").as_uri(), md.guid, str(steps),
-                            repr(float(rate)), str(cpu), outputs] + _start_args(md, start or {}),
-                           capture_output=True, text=True)
+        return _harness([str(binary), (Path(tmp) / "resources").as_uri(), md.guid, str(steps), repr(float(rate)),
+                         str(cpu), outputs] + _start_args(md, start or {}))
+
+
+def spin(iterations: int, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None) -> dict:
+    """The harness with each step a fixed computation (``iterations`` of a dependent floating-point recurrence)
+    instead of an FMU: the same loop, clock, scheduling, memory lock and CPU; the report as :func:`run`'s."""
+    if not sys.platform.startswith("linux"):
+        raise UserError("rt-bench runs on Linux (clock_nanosleep, mlockall, SCHED_FIFO)", 1)
+    cpu = (os.cpu_count() or 1) - 1 if cpu is None else cpu
+    return _harness(["--spin", str(int(iterations)), "-", str(steps), repr(float(rate)), str(cpu), ""])
+
+
+def baseline(step_ns: float, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None) -> dict:
+    """The platform's own jitter for a step of ``step_ns``: :func:`spin` with the iterations that make its median
+    about ``step_ns`` (calibrated by 2000 back-to-back steps). A step whose work never varies shows, in its
+    worst / median, what the machine (interrupts, the hypervisor, other tasks) adds to any step: the floor under
+    an FMU's ratio. Adds ``spin_iterations`` to the report."""
+    probe = 20_000
+    cal = spin(probe, 2000, 0.0, cpu)
+    n = max(1, round(step_ns / (cal["median_ns"] / probe)))
+    return {**spin(n, steps, rate, cpu), "spin_iterations": n}
+
+
+def _harness(args: list) -> dict:
+    """Run the compiled harness with ``args``; its report as a dict (ints and floats; ``error`` when the FMU
+    refused a step)."""
+    r = subprocess.run([str(program())] + args, capture_output=True, text=True)
     said = "; ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
     if r.returncode not in (0, 5):
         raise UserError(f"rt-bench: {said or f'the harness stopped with status {r.returncode}'}", 1)
@@ -111,6 +135,15 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
     if r.returncode == 5:
         report["error"] = said
     return report
+
+
+def describe_baseline(report: dict) -> str:
+    """The baseline's report (:func:`baseline`) as the command prints it."""
+    us = {k: report[k] / 1000.0 for k, _ in TIMES}
+    return (f"platform baseline (the same loop, each step {report['spin_iterations']} iterations of a fixed "
+            "recurrence instead of the FMU): " + ", ".join(f"{label} {us[k]:.1f} µs" for k, label in TIMES)
+            + f"; worst / median {report['max_ns'] / report['median_ns']:.2f}"
+            + (f"; overruns {report['overruns']}" if report["rate_hz"] else ""))
 
 
 def describe(name: str, report: dict) -> str:

@@ -3,6 +3,8 @@
  * compiles this file with the C compiler and runs it.
  *
  * Usage: rt_bench BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...]
+ *        rt_bench --spin N - STEPS RATE_HZ CPU -    (the platform's baseline: each "step" is the same fixed
+ *                 computation, N iterations of a dependent floating-point recurrence, in place of the FMU)
  *   RATE_HZ  steps per second; the communication step is 1/RATE_HZ. The loop sleeps until each period's start
  *            (clock_nanosleep, absolute CLOCK_MONOTONIC); 0: back to back, communication step 1 ms
  *   CPU      the processor to pin the loop to (-1: none)
@@ -63,6 +65,52 @@ static int by_value(const void *a, const void *b) {
 
 #define MAXV 8192
 
+/* --spin: a step of fixed work (no FMU). What varies from one such step to the next is the platform's own
+ * jitter (interrupts, the hypervisor, frequency changes, cache pollution by other tasks). */
+static long spin_n;
+static volatile double spin_sink, spin_a = 0.999999, spin_b = 1e-6;
+static int spin_dummy;
+
+static fmi2Component spin_instantiate(fmi2String a, fmi2Type b, fmi2String c, fmi2String d,
+                                      const fmi2CallbackFunctions *e, fmi2Boolean f, fmi2Boolean g) {
+    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g;
+    return &spin_dummy;
+}
+static fmi2Status spin_setup(fmi2Component c, fmi2Boolean a, fmi2Real b, fmi2Real d, fmi2Boolean e, fmi2Real f) {
+    (void)c, (void)a, (void)b, (void)d, (void)e, (void)f;
+    return fmi2OK;
+}
+static fmi2Status spin_mode(fmi2Component c) {
+    (void)c;
+    return fmi2OK;
+}
+static fmi2Status spin_real(fmi2Component c, const fmi2ValueReference *v, size_t n, const fmi2Real *x) {
+    (void)c, (void)v, (void)n, (void)x;
+    return fmi2OK;
+}
+static fmi2Status spin_int(fmi2Component c, const fmi2ValueReference *v, size_t n, const fmi2Integer *x) {
+    (void)c, (void)v, (void)n, (void)x;
+    return fmi2OK;
+}
+static fmi2Status spin_bool(fmi2Component c, const fmi2ValueReference *v, size_t n, const fmi2Boolean *x) {
+    (void)c, (void)v, (void)n, (void)x;
+    return fmi2OK;
+}
+static fmi2Status spin_get(fmi2Component c, const fmi2ValueReference *v, size_t n, fmi2Real *x) {
+    (void)c, (void)v, (void)n, (void)x;
+    return fmi2OK;
+}
+static fmi2Status spin_step(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean last) {
+    (void)c, (void)t, (void)h, (void)last;
+    double x = spin_sink, a = spin_a, b = spin_b;  /* (volatile reads: the compiler cannot fold the recurrence) */
+    for (long i = 0; i < spin_n; ++i) x = x * a + b;
+    spin_sink = x;
+    return fmi2OK;
+}
+static void spin_free(fmi2Component c) {
+    (void)c;
+}
+
 int main(int argc, char **argv) {
     if (argc < 8) {
         fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...]\n",
@@ -102,23 +150,26 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
+    int spin = !strcmp(argv[1], "--spin");
+    void *lib = NULL;
+    if (spin) {
+        spin_n = atol(argv[2]);
+    } else if (!(lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL))) {
         fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
         return 3;
     }
-#define FN(name) name##TYPE *name = (name##TYPE *)need(lib, #name)
-    FN(fmi2Instantiate);
-    FN(fmi2SetupExperiment);
-    FN(fmi2EnterInitializationMode);
-    FN(fmi2ExitInitializationMode);
-    FN(fmi2SetReal);
-    FN(fmi2SetInteger);
-    FN(fmi2SetBoolean);
-    FN(fmi2GetReal);
-    FN(fmi2DoStep);
-    FN(fmi2Terminate);
-    FN(fmi2FreeInstance);
+#define FN(name, stub) name##TYPE *name = spin ? stub : (name##TYPE *)need(lib, #name)
+    FN(fmi2Instantiate, spin_instantiate);
+    FN(fmi2SetupExperiment, spin_setup);
+    FN(fmi2EnterInitializationMode, spin_mode);
+    FN(fmi2ExitInitializationMode, spin_mode);
+    FN(fmi2SetReal, spin_real);
+    FN(fmi2SetInteger, spin_int);
+    FN(fmi2SetBoolean, spin_bool);
+    FN(fmi2GetReal, spin_get);
+    FN(fmi2DoStep, spin_step);
+    FN(fmi2Terminate, spin_mode);
+    FN(fmi2FreeInstance, spin_free);
 
     int64_t *t_ns = (int64_t *)malloc((size_t)steps * sizeof *t_ns);
     if (!t_ns) {
