@@ -35,6 +35,7 @@ from fmi_timing import step_times  # noqa: E402
 from realtime import DETAIL, option_parameters  # noqa: E402
 
 from fmu_mb import registry  # noqa: E402
+from fmu_mb.model.options import auto_method  # noqa: E402
 
 COMM = 0.01
 
@@ -76,7 +77,7 @@ def direct_step_us(name: str, seconds: float) -> float:
     itf = build_interface(name, mod, compile_mechanism(mod.build()), meta.get("step_size", 1e-3),
                           meta.get("static_start", False), meta.get("method", "rk4"))
     outs = [i for i, v in enumerate(itf.vars) if v.causality == "output"]
-    sim = Simulator(cm, h=meta.get("step_size", 1e-3), method=meta.get("method", "rk4"), kernels="native",
+    sim = Simulator(cm, h=meta.get("step_size", 1e-3), method=auto_method(mod, DETAIL[name]), kernels="native",
                     kernel_dirs=(library_dir(),), assemble=False)
     sim.initialize(static=meta.get("static_start", False))
     kind, a, b, f = spec_table(cm, [itf.vars[i].source for i in outs])

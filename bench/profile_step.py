@@ -42,6 +42,7 @@ from fmu_mb.kernels.kinematics import forward_kinematics
 from fmu_mb.kernels.linear_stage import stage_matrix, stage_solve
 from fmu_mb.kernels.projection import project
 from fmu_mb.model import compile_mechanism
+from fmu_mb.model.options import auto_method
 from fmu_mb.simulator import METHODS, Simulator
 
 
@@ -149,7 +150,7 @@ def _step_cost(cm, method: str, h: float, static: bool) -> float:
 def profile(name: str, calls: int) -> tuple[list, str]:
     mod = registry.load(name)
     meta = getattr(mod, "FMU", {})
-    method, h, static = meta.get("method", "rk4"), meta.get("step_size", 1e-3), meta.get("static_start", False)
+    method, h, static = auto_method(mod, DETAIL[name]), meta.get("step_size", 1e-3), meta.get("static_start", False)
     cm = compile_mechanism(mod.build(**DETAIL[name]))
     m = cm.model
     sim = Simulator(cm, h, method=method)

@@ -34,6 +34,7 @@ from fmi_timing import step_times  # noqa: E402  (bench/ is the script's folder)
 
 from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
+from fmu_mb.model.options import auto_method
 from fmu_mb.simulator import METHODS, Simulator
 
 #: the papers' internal (RK4) steps where they differ from the FMU default
@@ -114,7 +115,7 @@ def detail_table(fmus: Path, seconds: float, models=None) -> None:
         md, unzipped = read_model_description(str(path)), extract(str(path))   # once per FMU
         mod = registry.load(name)
         meta = getattr(mod, "FMU", {})
-        default = (meta.get("method", "rk4"), meta.get("step_size", 1e-3))
+        default = (auto_method(mod, DETAIL[name]), meta.get("step_size", 1e-3))   # the FMU's solver.integrator = auto
         h_rk4 = getattr(mod, "RK4_STEP", default[1])
         runs = [("rk4", h_rk4), ("ros2", 1e-3), ("ros2", 2e-3), ("ros2_lowdamp", 1e-3), ("ros34pw2", 1e-3)]
         if default not in runs:

@@ -32,9 +32,18 @@ def mechanism_page(name: str) -> str:
              "`python -m fmu_mb.docs_pages`: do not edit.*", "", doc, "", "## FMU", "",
              f"`fmu-mb build {name}` writes `dist/{name}.fmu` (and `--kind native` `dist/native/{name}.fmu`, the "
              "same interface). Defaults: integrator "
-             f"`{meta.get('method', 'rk4')}` at {meta.get('step_size', 1e-3):g} s (`solver.integrator`, "
+             f"`{meta.get('method', 'rk4')}` at {meta.get('step_size', 1e-3):g} s (`solver.integrator` = auto, "
              f"`solver.step_size`), stop time {meta.get('stop_time', 10.0):g} s"
              + (", start from static equilibrium" if meta.get("static_start") else "") + "."]
+    notes = getattr(module, "ACCURACY", ())
+    if notes:
+        lines += ["", "Measured accuracy notes (`ACCURACY`; where the default method is outside them, "
+                  "`solver.integrator = auto` runs the first method they allow at the step, otherwise the FMU "
+                  "warns at initialization; [integrators](../../integrators.md)):", ""]
+        for a in notes:
+            where = (f"`model.{a.option}` < {a.below:g}" if hasattr(a, "below") else f"`model.{a.option}` = {a.value}")
+            steps = ", ".join(f"{m} ≤ {h:g} s" for m, h in a.steps.items() if h > 0) or "none"
+            lines.append(f"- {where}: {a.measured} (within {a.bound}: {steps})")
     if options:
         lines += ["", "## Options", "", "Each is an FMU parameter `model.<name>` (the model file's `OPTIONS`).", "",
                   "| option | values | default | description |", "|---|---|---|---|"]

@@ -109,8 +109,10 @@ MESSAGES = {
     "RK4_LIMIT": "solver.step_size = %g s is above the stability limit of explicit RK4 for these options at the "
                  "start: the stiffest mode (eigenvalue %.4g %+.4gi 1/s) allows h <= %.3g s; set solver.step_size <= "
                  "%g s",
-    "ACCURACY_NOTE": "%s = %g%s%s with solver.integrator = %s at solver.step_size = %g s is outside the measured "
+    "ACCURACY_NOTE": "%s = %s with solver.integrator = %s at solver.step_size = %g s is outside the measured "
                      "accuracy (the result may be off by more than the bound below): %s",
+    "AUTO_METHOD": "solver.integrator = auto: %s at solver.step_size = %g s (the model's default %s is outside the "
+                   "measured accuracy where %s = %s: %s)",
     "WHERE_AT": "%s at t = %g s",
     "WHERE_TIME": "at t = %g s",
     "WHERE_STEP": "%s from t = %g s over %g s",

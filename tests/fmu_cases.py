@@ -52,17 +52,19 @@ def _run(h, t0, n, dt):
 
 # ------------------------------------------------------------------------------------------ options
 @case
-def options(dir, combo, T=0.05, dt=0.01):
-    """fmi2Instantiate -> initialization with the option values in `combo` -> T s -> outputs."""
+def options(dir, combo, T=0.05, dt=0.01, logging_on=False):
+    """fmi2Instantiate -> initialization with the option values in `combo` -> T s -> outputs (``debug``: the
+    fmi2OK messages, logged with logging_on)."""
     lib = Library(dir)
-    h = Host(lib, "options")
+    h = Host(lib, "options", logging_on=logging_on)
     init = h.init(combo)
     steps, t = _run(h, 0.0, int(round(T / dt)), dt) if init <= 1 else ([], 0.0)
     st, vals = _outputs(h) if init <= 1 else (3, [])
     bad = [n for n, v in zip(h.reals(), vals) if not math.isfinite(v)]
     h.free()
     return {"init": init, "steps": steps, "t": t, "get": st, "n": len(vals), "nonfinite": bad,
-            "errors": h.errors(), "warnings": [m for s, _, m in h.messages if s == 1]}
+            "errors": h.errors(), "warnings": [m for s, _, m in h.messages if s == 1],
+            "debug": [m for s, _, m in h.messages if s == 0]}
 
 
 # ------------------------------------------------------------------------------------------ resource URIs

@@ -113,7 +113,8 @@ def test_named_options_are_fmi_enumerations(fmus):
     assert v["model.friction"].type == v["solver.integrator"].type == "Enumeration"
     assert [(i.name, int(i.value)) for i in v["model.friction"].declaredType.items] == \
         [("none", 0), ("coulomb_viscous", 1), ("stribeck", 2)]
-    assert [i.name for i in v["solver.integrator"].declaredType.items] == list(METHODS)
+    assert [i.name for i in v["solver.integrator"].declaredType.items] == list(METHODS) + ["auto"]
+    assert v["solver.integrator"].start == str(len(METHODS))        # auto: the model's default where accurate
     assert v["solver.max_steps_per_call"].type == "Integer"       # a count stays an Integer
     runs = {code: simulate_fmu(str(fmus["five_axis"].path), stop_time=0.2, start_values={**DRIVE, "model.friction": code},
                                output=["joint1.tau_friction"]) for code in (0, 2)}

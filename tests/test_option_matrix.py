@@ -26,6 +26,7 @@ import pytest
 from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
 from fmu_mb.model import options as opt
+from fmu_mb.model.options import auto_method
 
 MODELS = registry.available()
 SECONDS, COMM = 1.0, 0.01
@@ -75,7 +76,7 @@ def run_one(args) -> tuple:
     meta = getattr(mod, "FMU", {})
     try:
         cm = compile_mechanism(mod.build(**combo))
-        sim = Simulator(cm, meta.get("step_size", 1e-3), method=meta.get("method", "rk4"))
+        sim = Simulator(cm, meta.get("step_size", 1e-3), method=auto_method(mod, combo))
         sim.initialize(static=meta.get("static_start", False))
         for _ in range(int(round(SECONDS / COMM))):
             sim.step(COMM)

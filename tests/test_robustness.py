@@ -23,6 +23,7 @@ import pytest
 from fmpy import read_model_description
 
 from fmu_mb import registry
+from fmu_mb.model.options import auto_method
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = registry.available()
@@ -326,33 +327,59 @@ def test_iteration_limits_run_at_both_ends_of_their_range(extracted, model):
             assert warned == (combo["solver.friction_iteration_limit"] == 1), (combo, res["warnings"][:3])
 
 
-def test_accuracy_notes_warn_outside_the_measurements(extracted):
-    """models/crane.py's ACCURACY (issue 40): where model.damping or model.support_z leave the range in which the
-    method at its step was measured within 1e-3 rad of the converged motion, initialization warns once, quoting the
-    measurement; inside it (the defaults, or a method and step measured accurate there) it does not."""
-    _needs(extracted, "crane")
+def test_accuracy_notes_choose_the_method_or_warn(extracted):
+    """The model files' ACCURACY (issue 40). With solver.integrator = auto (the default) the FMU runs the model's
+    default method unless the notes that apply to the options in force exclude it at the step in force, then the
+    first method (ros2_lowdamp, ros2, rk4, ros34pw2) they allow, and logs the choice; where no method is allowed at
+    the step, or the user's method is not, initialization warns once, quoting the measurement. The crane's notes
+    (model.damping, model.support_z, Value options) and rpsup's (model.friction = lugre, a Choice)."""
+    for model in ("crane", "rpsup"):
+        _needs(extracted, model)
     md = _md(extracted, "crane")
     code = {item.name: int(item.value) for v in md.modelVariables if v.name == "solver.integrator"
             for item in v.declaredType.items}
-    cases = {"defaults": ({}, None),
-             "undamped": ({"model.damping": 0.0}, "model.damping = 0 s with solver.integrator = ros2_lowdamp"),
-             "undamped, ros34pw2 at 0.1 ms": ({"model.damping": 0.0, "solver.integrator": code["ros34pw2"],
-                                                "solver.step_size": 1e-4}, None),
-             "undamped, ros2_lowdamp at 0.1 ms": ({"model.damping": 0.0, "solver.step_size": 1e-4},
-                                                  "2.0e-2 rad off at 1 ms"),
-             "light damping at 0.25 ms": ({"model.damping": 5e-5, "solver.step_size": 2.5e-4}, None),
-             "light damping, ros2": ({"model.damping": 5e-5, "solver.integrator": code["ros2"]},
-                                     "ros2 (damped) damps the lightly damped vibration away"),
-             "soft supports, torque mode": ({"model.support_z": 1e4, "model.mode": 1}, "model.support_z = 10000 N/m")}
-    results = run_cases([("options", dict(dir=str(extracted["crane"]), combo=c, T=0.02, dt=0.01))
-                         for c, _ in cases.values()])
-    for (what, (combo, expect)), (rc, res, err) in zip(cases.items(), results):
+    assert code["auto"] == 4 and next(v.start for v in md.modelVariables if v.name == "solver.integrator") == "4"
+    lowdamp = {"solver.integrator": code["ros2_lowdamp"]}
+    # (model, combo, the warning's text or None, the method auto chose or None: the default, not logged)
+    cases = {"defaults": ("crane", {}, None, None),
+             "undamped": ("crane", {"model.damping": 0.0}, "model.damping = 0 s with solver.integrator = ros2_lowdamp",
+                          None),
+             "undamped, ros34pw2 at 0.1 ms": ("crane", {"model.damping": 0.0, "solver.integrator": code["ros34pw2"],
+                                                        "solver.step_size": 1e-4}, None, None),
+             "undamped, auto at 0.1 ms": ("crane", {"model.damping": 0.0, "solver.step_size": 1e-4}, None, "rk4"),
+             "undamped, ros2_lowdamp at 0.1 ms": ("crane", {"model.damping": 0.0, "solver.step_size": 1e-4, **lowdamp},
+                                                  "2.0e-2 rad off at 1 ms", None),
+             "light damping at 0.25 ms": ("crane", {"model.damping": 5e-5, "solver.step_size": 2.5e-4}, None, None),
+             "light damping, ros2": ("crane", {"model.damping": 5e-5, "solver.integrator": code["ros2"]},
+                                     "ros2 (damped) damps the lightly damped vibration away", None),
+             "damping 1.2e-4, auto": ("crane", {"model.damping": 1.2e-4}, None, "ros2"),
+             "soft supports, torque mode": ("crane", {"model.support_z": 1e4, "model.mode": 1}, None, "ros34pw2"),
+             "soft supports, ros2_lowdamp": ("crane", {"model.support_z": 1e4, "model.mode": 1, **lowdamp},
+                                             "model.support_z = 10000 N/m", None),
+             "rpsup defaults": ("rpsup", {}, None, None),
+             "rpsup lugre": ("rpsup", {"model.friction": 1}, None, "ros34pw2"),
+             "rpsup lugre, ros2_lowdamp": ("rpsup", {"model.friction": 1, **lowdamp},
+                                           "model.friction = 1 (lugre) with solver.integrator = ros2_lowdamp", None),
+             "rpsup lugre at 0.25 ms": ("rpsup", {"model.friction": 1, "solver.step_size": 2.5e-4}, None, None),
+             "rpsup lugre at 2 ms": ("rpsup", {"model.friction": 1, "solver.step_size": 2e-3},
+                                     "LuGre's stick-slip", None)}
+    results = run_cases([("options", dict(dir=str(extracted[m]), combo=c, T=0.02, dt=0.01, logging_on=True))
+                         for m, c, _, _ in cases.values()])
+    for (what, (model, combo, expect, chose)), (rc, res, err) in zip(cases.items(), results):
         assert rc == 0 and res is not None and res["init"] <= 1 and not res["errors"], (what, err, res)
         notes = [w for w in res["warnings"] if "outside the measured accuracy" in w]
         if expect is None:
             assert not notes, (what, notes)
         else:
             assert len(notes) == 1 and expect in notes[0], (what, notes)
+        auto = [m for m in res["debug"] if "] solver.integrator = auto: " in m]
+        built = [m for m in res["debug"] if "] kernels: " in m]
+        if chose is None:
+            assert not auto, (what, auto)
+        else:
+            assert len(auto) == 1 and f"] solver.integrator = auto: {chose} at " in auto[0], (what, auto)
+            assert "outside the measured accuracy where model." in auto[0], auto
+            assert chose in built[0], (what, built)
 
 
 # ------------------------------------------------------------------------------------------ values
@@ -575,7 +602,7 @@ def _direct(model, n, dt, inputs, params):
     meta = getattr(mod, "FMU", {})
     options = {k.split(".", 1)[1]: mod.OPTIONS[k.split(".", 1)[1]].values[v] for k, v in params.items()}
     cm = compile_mechanism(mod.build(**options))
-    sim = Simulator(cm, h=meta.get("step_size", 1e-3), method=meta.get("method", "rk4"), assemble=False)
+    sim = Simulator(cm, h=meta.get("step_size", 1e-3), method=auto_method(mod, options), assemble=False)
     sim.initialize(static=meta.get("static_start", False))
     for name, v in inputs.items():
         sim.tau_drive[cm.joint(name.split(".")[0]).dofadr] = v

@@ -11,6 +11,7 @@ import pytest
 from fmu_mb import registry
 from fmu_mb.codes import ITERATION_LIMIT, Work
 from fmu_mb.model import compile_mechanism
+from fmu_mb.model.options import auto_method
 from fmu_mb.simulator import METHODS, Simulator
 from fmu_mb.step_cost import StepCost, worst_communication_step, worst_step
 
@@ -28,8 +29,9 @@ FIXED = (Work.STEPS, Work.EVALUATIONS, Work.STAGE_MATRICES, Work.FRICTION_SOLVES
 def simulator(name, **options):
     mod = registry.load(name)
     meta = getattr(mod, "FMU", {})
-    sim = Simulator(compile_mechanism(mod.build(**{**DETAIL[name], **options})), meta.get("step_size", 1e-3),
-                    method=meta.get("method", "rk4"))
+    options = {**DETAIL[name], **options}
+    sim = Simulator(compile_mechanism(mod.build(**options)), meta.get("step_size", 1e-3),
+                    method=auto_method(mod, options))
     sim.initialize(static=meta.get("static_start", False))
     return sim
 

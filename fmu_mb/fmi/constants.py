@@ -184,6 +184,7 @@ def c_header() -> str:
     """Text of ``fmu_mb_constants.h``: this module's numbers, the solver slots and integration methods the
     core reads (fmu_mb.codes, fmu_mb.simulator.METHODS) and the message templates (fmu_mb.messages)."""
     from ..codes import OutputKind, RecordCheck, Scheme, SegmentKind, SolverOption, SolverStat
+    from ..model.options import AUTO_ORDER
     from ..simulator import METHODS
     from ..messages import MESSAGES
     from ..model.compiled import RECORD_EXTRA, RECORD_MAX_COUNT
@@ -237,6 +238,8 @@ def c_header() -> str:
     out.append("#define FMU_MB_METHOD_GAMMA {" + ", ".join(repr(m.gamma) for m in METHODS.values()) + "}")
     out.append("#define FMU_MB_METHOD_NAME {" + ", ".join(c_string(n) for n in METHODS) + "}")
     out.append(f"#define FMU_MB_NMETHODS {len(METHODS)}")
+    out.append(f"#define FMU_MB_METHOD_AUTO {len(METHODS)}")          # solver.integrator = auto
+    out.append("#define FMU_MB_AUTO_ORDER {" + ", ".join(str(list(METHODS).index(m)) for m in AUTO_ORDER) + "}")
     out.append("")
     out += [f"#define MSG_{name} {c_string(t)}" for name, t in MESSAGES.items()]
     out += ["", "#endif", ""]

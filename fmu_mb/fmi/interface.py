@@ -42,6 +42,7 @@ with the coordinate's name (x, y, z, ψ, θ, φ) in the description.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 
 from ..codes import FRICTION_ITERATIONS_DEFAULT, ITERATION_LIMIT, RowKind
@@ -51,6 +52,9 @@ from ..outputs import BY_KEY, coordinate_kind, coordinate_label, expand, index_s
 from ..simulator import METHODS
 from ..units import DISPLAY, coordinate_units, force_unit
 from .constants import COORDINATE_LIMIT, RATE_LIMIT
+
+#: solver.integrator's last value: the method chosen at initialization from the options in force
+AUTO = "auto"
 
 #: file name of the interface table in an FMU's resources (Interface.to_json; written by fmi.builder)
 INTERFACE_FILE = "interface.json"
@@ -95,13 +99,16 @@ def _sha256(vars_: list) -> str:
 
 @dataclass
 class AccuracyNote:
-    """A model file's opt.Accuracy as the FMU core checks it at initialization (model_table: FMU_MB_ACCURACY):
-    the option's index among the option parameters, the threshold, the largest step measured within the bound
-    per method (METHODS order; 0: none) and the text the warning quotes."""
+    """A model file's opt.Accuracy or opt.ChoiceAccuracy as the FMU core checks it at initialization (model_table:
+    FMU_MB_ACCURACY): the option's index among the option parameters, the range of its value [lo, hi) the note
+    covers (a Value's: below ``below``; a Choice's: its code), the largest step measured within the bound per
+    method (METHODS order; 0: none) and the text the warning quotes."""
     option: int
-    below: float
+    lo: float
+    hi: float
     steps: tuple
     text: str
+    choice: str = ""
 
 
 @dataclass
@@ -111,6 +118,8 @@ class Interface:
     #: measured accuracy limits of the model's Value options (AccuracyNote; not part of the JSON table: only the
     #: core's initialization reads them, from the model table)
     accuracy: list = field(default_factory=list, compare=False)
+    #: the model's default integrator (index in METHODS): what solver.integrator = auto takes unless a note forbids
+    default_method: int = field(default=0, compare=False)
 
     def add(self, v: Var) -> Var:
         self.vars.append(v)
@@ -297,6 +306,15 @@ def dynamics_refusal(cm: CompiledMechanism, constraints) -> str | None:
     return None
 
 
+def integrator_items(default: str) -> tuple:
+    """(name, description) of solver.integrator's values: the methods (fmu_mb.simulator.METHODS), then ``auto``
+    (the FMU's default: fmu_mb.model.options.auto_method)."""
+    return tuple((name, meth.description) for name, meth in METHODS.items()) + (
+        (AUTO, f"the model's default ({default}) unless the model's measured accuracy notes for the options in "
+               f"force call for another method at the step in force (then the first of "
+               f"{', '.join(opt.AUTO_ORDER)} they allow; the choice is logged at initialization)"),)
+
+
 def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: float = 1e-3,
                     static_start: bool = False, method: str = "rk4", dynamics: bool = False) -> Interface:
     """The interface of ``models/<model_name>.py`` (its module and its default compilation); ``dynamics``: with
@@ -334,10 +352,11 @@ def build_interface(model_name: str, module, cm: CompiledMechanism, step_size: f
                 "with it, the remainder of a step that is not a multiple of it by one shorter step",
                 ("solver", "step_size"), start=float(step_size), unit="s", min=1e-9, max=1.0))
     itf.add(Var("solver.integrator", "Integer", "parameter", "fixed",
-                "integration scheme: " + "; ".join(f"{i} = {name} ({meth.description})" for i, (name, meth)
-                                                   in enumerate(METHODS.items())),
-                ("solver", "integrator"), start=list(METHODS).index(method), min=0, max=len(METHODS) - 1,
-                items=tuple((name, meth.description) for name, meth in METHODS.items())))
+                "integration scheme: " + "; ".join(f"{i} = {name} ({text})" for i, (name, text)
+                                                   in enumerate(integrator_items(method))),
+                ("solver", "integrator"), start=len(METHODS), min=0, max=len(METHODS),
+                items=integrator_items(method)))
+    itf.default_method = list(METHODS).index(method)
     itf.add(Var("solver.max_steps_per_call", "Integer", "parameter", "fixed",
                 "largest number of internal steps one fmi2DoStep may take; longer communication steps are "
                 "refused with fmi2Error instead of blocking the host", ("solver", "max_steps_per_call"),
@@ -474,15 +493,21 @@ def add_states(itf: Interface, n_states: int, labels: list) -> None:
 
 
 def accuracy_notes(module, options: dict) -> list:
-    """The model file's ``ACCURACY`` (opt.Accuracy) as AccuracyNotes, strictest last per option (the core warns
-    with the last note that applies)."""
+    """The model file's ``ACCURACY`` (opt.Accuracy, opt.ChoiceAccuracy) as AccuracyNotes; a Value option's strictest
+    last (the core warns with the last note that applies)."""
     notes = []
     names = list(options)
-    for a in sorted(getattr(module, "ACCURACY", ()), key=lambda a: (a.option, -a.below)):
+    for a in sorted(getattr(module, "ACCURACY", ()),
+                    key=lambda a: (a.option, -a.below if isinstance(a, opt.Accuracy) else 0.0)):
         a.validate(options, METHODS)
         within = ", ".join(f"{m} at solver.step_size <= {h:g} s" for m, h in a.steps.items() if h > 0)
         text = (f"{a.run + ': ' if a.run else ''}{a.measured}; within {a.bound} of the converged motion there: "
                 f"{within or 'no method and step measured'}")
-        notes.append(AccuracyNote(names.index(a.option), float(a.below),
-                                  tuple(a.step_for(m) for m in METHODS), text))
+        if isinstance(a, opt.Accuracy):
+            lo, hi, choice = -math.inf, float(a.below), ""
+        else:
+            code = options[a.option].values.index(a.value)
+            lo, hi, choice = float(code), float(code + 1), f"{code} ({a.value})"
+        notes.append(AccuracyNote(names.index(a.option), lo, hi, tuple(a.step_for(m) for m in METHODS), text,
+                                  choice))
     return notes

@@ -94,6 +94,7 @@ def model_table_source(itf, guid: str, marker: str, violation_info: dict | None 
     lines.append("const int FMU_MB_VARIANT_FILE[] = {" + ", ".join(str(int(k)) for k in files or [0]) + "};")
     lines += table_source(table_classes)
     lines += accuracy_source(getattr(itf, "accuracy", ()))
+    lines.append(f"const int FMU_MB_DEFAULT_METHOD = {int(getattr(itf, 'default_method', 0))};")
     return "\n".join(lines) + "\n"
 
 
@@ -101,10 +102,11 @@ def accuracy_source(notes) -> list:
     """C lines of the measured accuracy limits (model_table.h: FMU_MB_ACCURACY; fmu_mb.fmi.interface.AccuracyNote)."""
     lines = [f"const int FMU_MB_NACCURACY = {len(notes)};", "const fmu_mb_accuracy FMU_MB_ACCURACY[] = {"]
     for n in notes:
-        lines.append(f"    {{{n.option}, {c_number(n.below)}, {{{', '.join(c_number(h) for h in n.steps)}}}, "
-                     f"{c_string(n.text)}}},")
+        lines.append(f"    {{{n.option}, {c_number(n.lo)}, {c_number(n.hi)}, "
+                     f"{{{', '.join(c_number(h) for h in n.steps)}}}, {c_string(n.text)}, "
+                     f"{c_string(n.choice) if n.choice else 'NULL'}}},")
     if not notes:
-        lines.append("    {0, 0.0, {0.0}, NULL},")
+        lines.append("    {0, 0.0, 0.0, {0.0}, NULL, NULL},")
     lines.append("};")
     return lines
 

@@ -17,6 +17,7 @@ import numpy as np
 from .. import registry
 from ..codes import Scheme
 from ..model import Mechanism, compile_mechanism
+from ..model.options import auto_method
 from ..outputs import coordinate_kind, expand, index_suffix
 from ..simulator import METHODS, Simulator
 from ..units import force_unit
@@ -39,7 +40,7 @@ def _setup(model, options: dict, method: str | None, step_size: float | None):
     if isinstance(model, Mechanism):
         if options:
             raise LinearizationError("options are for a model file's build(); a Mechanism is already built")
-        name, mech, meta = model.name, model, {}
+        name, mech, meta, module = model.name, model, {}, None
     else:
         name, path = registry.locate(model)
         module = registry.load_file(path, name)
@@ -55,8 +56,8 @@ def _setup(model, options: dict, method: str | None, step_size: float | None):
         mech = registry.build_checked(module, path, **options)
         meta = getattr(module, "FMU", {})
     cm = compile_mechanism(mech)
-    method = method or meta.get("method", "rk4")
     h = float(step_size or meta.get("step_size", 1e-3))
+    method = method or (auto_method(module, options, h) if module is not None else meta.get("method", "rk4"))
     return name, cm, Simulator(cm, h=h, method=method), bool(meta.get("static_start", False))
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from fmu_mb import registry
 from fmu_mb.model import compile_mechanism
+from fmu_mb.model.options import auto_method
 from fmu_mb.simulator import Simulator
 
 #: the most detailed options of every model (bench/realtime.py's DETAIL)
@@ -22,8 +23,9 @@ def start(name: str, detail: bool) -> Simulator:
     """A Simulator of the model as its FMU starts it, the drive of :func:`drive` held."""
     mod = registry.load(name)
     meta = getattr(mod, "FMU", {})
-    cm = compile_mechanism(mod.build(**(DETAIL[name] if detail else {})))
-    sim = Simulator(cm, h=meta.get("step_size", 1e-3), method=meta.get("method", "rk4"))
+    options = DETAIL[name] if detail else {}
+    cm = compile_mechanism(mod.build(**options))
+    sim = Simulator(cm, h=meta.get("step_size", 1e-3), method=auto_method(mod, options))
     sim.initialize(static=meta.get("static_start", False))
     sim.tau_drive[:] = drive(sim)
     return sim

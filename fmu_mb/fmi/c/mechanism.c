@@ -292,27 +292,74 @@ void model_reset(Instance *s) {
     me->run = NULL;
 }
 
-/* A model file's measured accuracy limits (model_table.h: FMU_MB_ACCURACY, fmu_mb.model.options.Accuracy): per
- * option, the strictest note whose range holds the option's value; a warning if the internal step is larger than
- * the largest one measured within the bound there for the method in force. */
+/* A model file's measured accuracy limits (model_table.h: FMU_MB_ACCURACY, fmu_mb.model.options.Accuracy and
+ * ChoiceAccuracy). note_value: the index of the note's option variable, or -1 if the note does not apply to the
+ * option values in force. */
+static int note_variable(const Instance *s, const fmu_mb_accuracy *a) {
+    int v = 0;
+    while (v < FMU_MB_NVARS && !(FMU_MB_VARS[v].role == FMU_MB_ROLE_OPTION && FMU_MB_VARS[v].aux == a->option)) ++v;
+    if (v == FMU_MB_NVARS) return -1;
+    double value = s->values[v];
+    return value >= a->lo && value < a->hi ? v : -1;
+}
+
+static int note_allows(const fmu_mb_accuracy *a, int method, double h) {
+    return h <= a->max_step[method] * (1.0 + 1e-9);
+}
+
+/* The option's value as the messages show it: a Value with its unit, a Choice as "code (name)". */
+static const char *note_value_text(const Instance *s, const fmu_mb_accuracy *a, int v, char *buf, size_t n) {
+    const fmu_mb_var *var = &FMU_MB_VARS[v];
+    if (a->choice) snprintf(buf, n, "%s", a->choice);
+    else snprintf(buf, n, "%g%s%s", s->values[v], var->unit[0] ? " " : "", var->unit);
+    return buf;
+}
+
+/* solver.integrator = auto (fmu_mb.model.options.auto_method, the same rule): the model's default method if every
+ * note that applies allows it at step h, else the first of FMU_MB_AUTO_ORDER they all allow (logged, with the note
+ * that excluded the default); the default where none does (accuracy_warnings then warns). */
+static int auto_method(Instance *s, double h) {
+    static const int order[] = FMU_MB_AUTO_ORDER;
+    int n = (int)(sizeof order / sizeof order[0]);
+    for (int c = -1; c < n; ++c) {
+        int m = c < 0 ? FMU_MB_DEFAULT_METHOD : order[c], ok = 1, excluded = -1, exv = -1;
+        for (int k = 0; k < FMU_MB_NACCURACY && ok; ++k) {
+            int v = note_variable(s, &FMU_MB_ACCURACY[k]);
+            if (v >= 0 && !note_allows(&FMU_MB_ACCURACY[k], m, h)) ok = 0;
+        }
+        if (!ok) continue;
+        if (m != FMU_MB_DEFAULT_METHOD) {
+            for (int k = 0; k < FMU_MB_NACCURACY && excluded < 0; ++k) {
+                int v = note_variable(s, &FMU_MB_ACCURACY[k]);
+                if (v >= 0 && !note_allows(&FMU_MB_ACCURACY[k], FMU_MB_DEFAULT_METHOD, h)) excluded = k, exv = v;
+            }
+            char buf[64];
+            const fmu_mb_accuracy *a = &FMU_MB_ACCURACY[excluded];
+            FMU_DEBUG(s, MSG_AUTO_METHOD, METHOD_NAME[m], h, METHOD_NAME[FMU_MB_DEFAULT_METHOD],
+                      FMU_MB_VARS[exv].name, note_value_text(s, a, exv, buf, sizeof buf), a->text);
+        }
+        return m;
+    }
+    return FMU_MB_DEFAULT_METHOD;
+}
+
+/* Per option, the strictest note that applies; a warning if the internal step is larger than the largest one
+ * measured within the bound there for the method in force. */
 static void accuracy_warnings(Instance *s, int method, double h) {
     for (int k = 0; k < FMU_MB_NACCURACY; ++k) {
         const fmu_mb_accuracy *a = &FMU_MB_ACCURACY[k];
-        int v = 0;                                /* the option's variable */
-        while (v < FMU_MB_NVARS && !(FMU_MB_VARS[v].role == FMU_MB_ROLE_OPTION && FMU_MB_VARS[v].aux == a->option)) ++v;
-        if (v == FMU_MB_NVARS) continue;
-        double value = s->values[v];
-        if (!(value < a->below)) continue;
+        int v = note_variable(s, a);
+        if (v < 0) continue;
         int strictest = 1;                        /* no other applicable note of this option allows less */
         for (int j = 0; j < FMU_MB_NACCURACY && strictest; ++j) {
             const fmu_mb_accuracy *b = &FMU_MB_ACCURACY[j];
-            if (j != k && b->option == a->option && value < b->below &&
+            if (j != k && b->option == a->option && note_variable(s, b) >= 0 &&
                 (b->max_step[method] < a->max_step[method] || (b->max_step[method] == a->max_step[method] && j > k)))
                 strictest = 0;
         }
-        if (!strictest || h <= a->max_step[method] * (1.0 + 1e-9)) continue;
-        const fmu_mb_var *var = &FMU_MB_VARS[v];
-        fmu_say(s, fmi2Warning, MSG_ACCURACY_NOTE, var->name, value, var->unit[0] ? " " : "", var->unit,
+        if (!strictest || note_allows(a, method, h)) continue;
+        char buf[64];
+        fmu_say(s, fmi2Warning, MSG_ACCURACY_NOTE, FMU_MB_VARS[v].name, note_value_text(s, a, v, buf, sizeof buf),
                 METHOD_NAME[method], h, a->text);
     }
 }
@@ -397,14 +444,15 @@ int model_build(Instance *s) {
         r->solver_opt[FMU_MB_OPT_FRICTION_ITERATIONS] = fmu_param(s, FMU_MB_ROLE_FRICTION_ITERATIONS, 0);
     if (fmu_has_param(FMU_MB_ROLE_PROJECTION_ITERATIONS))
         r->solver_opt[FMU_MB_OPT_PROJECTION_ITERATIONS] = fmu_param(s, FMU_MB_ROLE_PROJECTION_ITERATIONS, 0);
+    double h = fmu_param(s, FMU_MB_ROLE_STEP, 0);
     int method = (int)fmu_param(s, FMU_MB_ROLE_INTEGRATOR, 0);
+    if (method == FMU_MB_METHOD_AUTO) method = auto_method(s, h);
     if (METHOD_GAMMA[method] != 0.0) r->solver_opt[FMU_MB_OPT_ROS2_GAMMA] = METHOD_GAMMA[method];
     if (!apply_trajectories(s, r, s->call, 1, 0) || !start(s, r)) {
         free_run(r);
         return 0;
     }
     hold_inputs(s, r, 0);
-    double h = fmu_param(s, FMU_MB_ROLE_STEP, 0);
     double lim[3] = {NAN, NAN, NAN};             /* RK4's stability limit at the start (fmu_mb.stability) */
     int64_t nlin = 0;
     if (METHOD_SCHEME[method] == FMU_MB_SCHEME_RK4)

@@ -47,15 +47,19 @@ extern const fmu_mb_table_fn FMU_MB_TABLE_FN[];
 extern const int FMU_MB_TABLE_NPARAMS[];
 extern const int FMU_MB_TABLE_NCHECKS[];
 extern const char *const *const FMU_MB_TABLE_CHECKS[];  /* per table: its check messages (codes 1, 2, ...) */
-/* measured accuracy limits of Value options (a model file's ACCURACY): where option `option` (index among the
- * option parameters) is below `below`, only internal steps up to max_step[method] (0: none) were measured within
- * the model's bound; the core warns at initialization otherwise, quoting `text` (fmu_mb.fmi.interface) */
+/* measured accuracy limits of options (a model file's ACCURACY): where option `option` (index among the option
+ * parameters) has a value in [lo, hi) (a Value below a threshold, a Choice's code), only internal steps up to
+ * max_step[method] (0: none) were measured within the model's bound; solver.integrator = auto avoids the methods
+ * the notes exclude, and the core warns at initialization where the method in force is outside, quoting `text`
+ * (fmu_mb.fmi.interface.AccuracyNote) */
 typedef struct {
     int option;
-    double below;
+    double lo, hi;
     double max_step[FMU_MB_NMETHODS];
     const char *text;
+    const char *choice;                           /* a Choice note: the value's name (NULL: a Value note) */
 } fmu_mb_accuracy;
 extern const int FMU_MB_NACCURACY;
 extern const fmu_mb_accuracy FMU_MB_ACCURACY[];
+extern const int FMU_MB_DEFAULT_METHOD;           /* the model's default integrator (what auto takes first) */
 #endif
