@@ -56,18 +56,16 @@ def main(argv=None) -> int:
             given = Path(args.fmus) / f"{m}.fmu" if args.fmus else None
             fmus[m] = given if given and given.is_file() else \
                 build_native_fmu(m, Path(tmp), ["linux64"], validate=False, log=lambda s: None).path
-        rows, settings = [], set()
+        rows, settings, detail_medians = [], set(), []
         for m in args.models:
             md = model_description(fmus[m])
             for label, options in (("defaults", {}), ("detail", DETAIL[m])):
                 r = run(fmus[m], args.steps, 0.0, None, _start(md, options), md)
                 settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
                 rows.append(_row(m, label, r))
+                if label == "detail":
+                    detail_medians.append(r["median_ns"])
                 print(rows[-1], file=sys.stderr, flush=True)
-        detail_medians = []
-        for row in rows:
-            if "detail" in row:
-                detail_medians.append(float(row.split()[2]) * 1e3)
         typical = sorted(detail_medians)[len(detail_medians) // 2]
         rows.append(_row("baseline", "fixed", baseline(typical, args.steps, 0.0, None)))
         print(f"Back to back: {args.steps} steps of 1 ms (fmi2DoStep + every Real output), µs; RT×: real-time "

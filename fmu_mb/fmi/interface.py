@@ -115,7 +115,7 @@ class AccuracyNote:
 class Interface:
     model: str
     vars: list = field(default_factory=list)
-    #: measured accuracy limits of the model's Value options (AccuracyNote; not part of the JSON table: only the
+    #: measured accuracy limits of the model's options (AccuracyNote; not part of the JSON table: only the
     #: core's initialization reads them, from the model table)
     accuracy: list = field(default_factory=list, compare=False)
     #: the model's default integrator (index in METHODS): what solver.integrator = auto takes unless a note forbids

@@ -3,8 +3,9 @@
  * compiles this file with the C compiler and runs it.
  *
  * Usage: rt_bench BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...]
- *        rt_bench --spin N - STEPS RATE_HZ CPU -    (the platform's baseline: each "step" is the same fixed
- *                 computation, N iterations of a dependent floating-point recurrence, in place of the FMU)
+ *        rt_bench --spin N - STEPS RATE_HZ CPU ""   (the platform's baseline: each "step" is the same fixed
+ *                 computation, N iterations of a dependent floating-point recurrence, in place of the FMU; no
+ *                 outputs: an empty OUTPUT_VRS)
  *   RATE_HZ  steps per second; the communication step is 1/RATE_HZ. The loop sleeps until each period's start
  *            (clock_nanosleep, absolute CLOCK_MONOTONIC); 0: back to back, communication step 1 ms
  *   CPU      the processor to pin the loop to (-1: none)
