@@ -16,6 +16,7 @@ from .scalar import carries_derivative
 #: position-Newton iterations an assembly may take (a start far from the constraints; steps take the solver's cap)
 ASSEMBLY_ITERATIONS = 25
 
+
 @njit(cache=True, error_model="numpy")
 def project(m, d, x, t, groups):
     """:func:`project_bounded` with at most ASSEMBLY_ITERATIONS Newton iterations (assembling a start)."""
@@ -44,8 +45,9 @@ def project_bounded(m, d, x, t, groups, maxit):
     groups with groups[g] != 0 only):
     Δq = −M⁻¹C_Hᵀ(C_H M⁻¹ C_Hᵀ)⁺Φ_H (Newton, to ``projection_tol``), then
     Δq̇ = −M⁻¹Cᵀ(C M⁻¹ Cᵀ)⁺Φ̇. Redundant rows are skipped by a pivoted Cholesky factor.
-    At most ``maxit`` Newton iterations (maxit + 2 passes of kinematics, M and constraint terms, maxit + 1
-    factorizations). Returns the Newton iterations (−1 if they did not converge)."""
+    At most ``maxit`` Newton iterations (maxit + 1 passes of kinematics and constraint terms, maxit + 1 of M and
+    factorizations: the velocity sweep runs at the last position pass's kinematics and terms). Returns the Newton
+    iterations (−1 if they did not converge)."""
     nv, nc, kind, tol, group = m.nv, m.nc, m.con_kind, d.solver_opt[SolverOption.PROJECTION_TOL], m.con_group
     phi, phid, C, M, L, Z, A, perm, y, dx = d.con_phi, d.con_phid, d.con_C, d.M, d.L, d.Z, d.A, d.cpiv, d.l1, \
         d.v1
@@ -55,16 +57,17 @@ def project_bounded(m, d, x, t, groups, maxit):
     perr = 0.0
     for sweep in range(2):                      # 0: positions, 1: velocities
         while True:
-            forward_kinematics(m, d, q, v)
-            crba(m, d)
-            constraint_terms(m, d, q, v, t)
-            err = 0.0
-            for k in range(nc):
-                if sweep == 0 and kind[k] != RowKind.VEL and groups[group[k]] != 0:
-                    err = max(err, abs(phi[k]))
-            if sweep == 0 and ((err <= tol and (it > 0 or not carries_derivative(q))) or it >= maxit):
-                perr = err                      # (the velocity sweep below recomputes err as 0)
-                break
+            if sweep == 0:                      # (the velocity sweep runs at the last position pass's q, q̇)
+                forward_kinematics(m, d, q, v)
+                constraint_terms(m, d, q, v, t)
+                err = 0.0
+                for k in range(nc):
+                    if kind[k] != RowKind.VEL and groups[group[k]] != 0:
+                        err = max(err, abs(phi[k]))
+                if (err <= tol and (it > 0 or not carries_derivative(q))) or it >= maxit:
+                    perr = err
+                    break
+            crba(m, d)                          # M only where a solve needs it
             for i in range(nv):
                 for j in range(nv):
                     L[i, j] = M[i, j]
