@@ -36,12 +36,14 @@ def urdf_model(path: str, out, base: str = "fixed", name: str | None = None, fle
 
 
 def build(models, out, kind: str = "python", targets=None, options: dict | None = None, controller: bool = True,
-          enumerations: bool = True, cross_check: Path | None = None, dynamics: bool = False, log=print) -> int:
+          enumerations: bool = True, cross_check: Path | None = None, dynamics: bool = False, fmi=(2,),
+          log=print) -> int:
     """Build the FMUs of ``models`` (names or model files) into ``out`` (native FMUs into OUT/native/, AArch64
-    ones into OUT/native-aarch64/), the PD controller unless ``controller`` is false, and the cross-check folder
-    of every Python FMU into ``cross_check`` (None: none); every result logged; ``dynamics``: every model's FMUs
-    with the dynamics outputs (mass matrix, bias and gravity forces). Returns the number of FMUs FMPy's
-    validation found problems in."""
+    ones into OUT/native-aarch64/, FMI 3.0 ones, every platform in one FMU, into OUT/fmi3/), the PD controller
+    unless ``controller`` is false, and the cross-check folder of every Python FMU into ``cross_check`` (None:
+    none); every result logged; ``dynamics``: every model's FMUs with the dynamics outputs (mass matrix, bias and
+    gravity forces); ``fmi``: the FMI versions of the native FMUs (Python FMUs and the controller are FMI 2.0).
+    Returns the number of FMUs FMPy's validation found problems in."""
     from .fmi import builder, controller as pd
     t0 = time.perf_counter()
     results = []
@@ -49,18 +51,23 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
         if kind in ("python", "both"):
             results += [builder.build_fmu(m, out, enumerations=enumerations, dynamics=dynamics) for m in models]
         if kind in ("native", "both"):
-            from .fmi.native_fmu import available_targets, build_native_fmu, check_targets
-            chosen = check_targets(targets or available_targets())
+            from .fmi.native_fmu import available_targets, build_native_fmus, check_targets
+            chosen = check_targets(targets or available_targets()) if 2 in fmi else available_targets()
             where = Path(out) / ("native-aarch64" if "linux-aarch64" in chosen else "native")
+            outs = {v: where if v == 2 else Path(out) / "fmi3" for v in sorted(set(fmi))}
         if controller and kind == "native":     # no Python in it: OUT/ (AArch64: with its native FMUs)
             results.append(pd.build_controller_fmu(where if "linux-aarch64" in chosen else out, targets=chosen))
         elif controller:
             results.append(pd.build_controller_fmu(out))
         if kind in ("native", "both"):
-            log(f"native FMUs for {', '.join(chosen)} into {where}"
-                + ("" if targets or "win64" in chosen else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
-            results += [build_native_fmu(m, where, chosen, enumerations=enumerations, options=options,
-                                         dynamics=dynamics, log=log) for m in models]
+            for v, folder in outs.items():
+                shown = chosen if v == 2 else check_targets(targets or available_targets(3), 3)
+                log(f"native FMI {v}.0 FMUs for {', '.join(shown)} into {folder}"
+                    + ("" if targets or "win64" in shown else " (win64: install mingw-w64, Debian gcc-mingw-w64-x86-64)"))
+            for m in models:
+                built = build_native_fmus(m, outs, targets, enumerations=enumerations, options=options,
+                                          dynamics=dynamics, log=log)
+                results += [built[v] for v in outs]
     except (ValueError, RuntimeError, OSError, KeyError) as exc:
         raise UserError(f"build failed: {one_line(exc.args[0] if isinstance(exc, KeyError) else exc)}", 1) from None
     failed = 0
@@ -71,7 +78,8 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
             log(f"    {p}")
         failed += bool(r.problems)
     log(f"built {len(results)} FMU(s) in {time.perf_counter() - t0:.1f} s")
-    python_fmus = [r for r in results if r.path.parent not in (Path(out) / "native", Path(out) / "native-aarch64")]
+    python_fmus = [r for r in results
+                   if r.path.parent not in (Path(out) / "native", Path(out) / "native-aarch64", Path(out) / "fmi3")]
     if cross_check is not None and python_fmus:
         from .crosscheck import write_folders         # (the native FMUs answer the same: tests/fmi/test_native_fmu.py)
         try:
@@ -82,7 +90,7 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
 
 
 def demo_first(models, out, kind: str = "both", targets=None, options: dict | None = None, enumerations: bool = True,
-               cross_check: Path | None = None, dynamics: bool = False, log=print) -> int:
+               cross_check: Path | None = None, dynamics: bool = False, fmi=(2,), log=print) -> int:
     """``fmu-mb build --demo`` (the quick start's first run): the demo's FMUs first (crane.fmu and
     pd_controller.fmu, Python FMUs; the kernel library compiles with them), then the closed-loop demo
     (fmu_mb.demo) in its own process while the rest of the build goes on at a lower priority (nice 5: on a
@@ -125,7 +133,7 @@ def demo_first(models, out, kind: str = "both", targets=None, options: dict | No
                             dynamics=dynamics, log=log)
         if kind in ("native", "both"):
             failed += build(models, out, "native", targets, options, controller=False, enumerations=enumerations,
-                            dynamics=dynamics, log=log)
+                            dynamics=dynamics, fmi=fmi, log=log)
     finally:
         demo.wait()
         reader.join()

@@ -1,8 +1,8 @@
 """The command line of fmu_mb: ``fmu-mb`` (also ``python -m fmu_mb``), in FMPy's style.
 
     fmu-mb build [MODEL|FILE.py|FILE.urdf|FILE.xml ...] [--base B] [--name N] [--flexible LINK=SPEC] [--passive J]
-                 [--support-...] [--out DIR] [--kind python|native|both] [--target PLATFORM ...] [--no-controller]
-                 [--integer-options] [--cross-check DIR | --no-cross-check]
+                 [--support-...] [--out DIR] [--kind python|native|both] [--target PLATFORM ...] [--fmi 2 3]
+                 [--no-controller] [--integer-options] [--cross-check DIR | --no-cross-check]
     fmu-mb simulate TARGET [--input in.csv] [--stop-time S] [--step S] [--set NAME=VALUE ...]
                            [--outputs NAME,...] [--csv out.csv] [--plot out.png] [--debug-logging]
     fmu-mb info FMU
@@ -112,6 +112,9 @@ def _build(args) -> int:
                                           ("--support-damping", args.support_damping),
                                           ("--support-points", args.support_points),
                                           ("--strict", args.strict)) if given]
+    if 3 in args.fmi and args.kind == "python":
+        raise UserError("--fmi 3 builds native FMUs (pythonfmu writes FMI 2.0 only): use it with --kind native or "
+                        "both", 2)
     if args.option and args.kind == "python":
         raise UserError("--option sets the Count/Value options native FMUs carry: use it with --kind native or both "
                         "(Python FMUs take every value at run time)", 2)
@@ -137,11 +140,12 @@ def _build(args) -> int:
                             "--kind python or both and the PD controller", 2)
         from .build import demo_first
         failed = demo_first(models, args.out, args.kind, args.target, _baked_options(args.option or []),
-                            enumerations=not args.integer_options, cross_check=cross_check, dynamics=args.dynamics)
+                            enumerations=not args.integer_options, cross_check=cross_check, dynamics=args.dynamics,
+                            fmi=tuple(args.fmi))
         return 1 if failed else 0
     failed = build(models, args.out, args.kind, args.target, _baked_options(args.option or []),
                    controller=not args.no_controller, enumerations=not args.integer_options, cross_check=cross_check,
-                   dynamics=args.dynamics)
+                   dynamics=args.dynamics, fmi=tuple(args.fmi))
     return 1 if failed else 0
 
 
@@ -494,6 +498,10 @@ def parser() -> argparse.ArgumentParser:
                         "where mingw-w64 is installed). FMI 2.0 has no AArch64 folder: its importers load "
                         "binaries/linux64 there, so linux-aarch64 FMUs (gcc-aarch64-linux-gnu) go to "
                         "OUT/native-aarch64/ without linux64")
+    b.add_argument("--fmi", nargs="+", type=int, choices=(2, 3), default=[2], metavar="VERSION",
+                   help="FMI versions of the native FMUs: 2 (default; OUT/native/), 3 (FMI 3.0, co-simulation and "
+                        "Model Exchange, every platform in one FMU: OUT/fmi3/), or 2 3 (both, compiled once); Python "
+                        "FMUs and the PD controller are FMI 2.0")
     b.add_argument("--option", action="append", metavar="NAME=VALUE[,VALUE...]",
                    help="native FMUs: the value(s) of a Count/Value model option they carry (e.g. n_div=5, "
                         "damping=1.2e-3, support_z=1e6,1e7,1e8; repeatable for other options); these options rebuild "

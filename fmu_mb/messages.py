@@ -224,6 +224,25 @@ MESSAGES = {
     "STATE_TOO_LARGE": "%s: size %.0f is larger than any state of this FMU",
     "DESERIALIZE_REFUSED": "%s: %s",
     "SERIALIZE_BUFFER": "%s: %s (the state needs exactly %.0f bytes, fmi2SerializedFMUstateSize)",
+    # ---- FMI 3.0 (fmi3.c; the messages above reach an FMI 3.0 host in FMI 3.0's words: constants.FMI3_WORDS)
+    "RESOURCES_PATH_MISSING": "resourcePath is NULL; the host must pass the path of the FMU's resources folder",
+    "RESOURCES_PATH_NOT_OURS": "resourcePath '%.1024s' is not the resources folder of this FMU (it holds no %s)",
+    "FMI3_NO_EVENT_MODE": "%s: eventModeUsed = true, but this FMU has no event mode in co-simulation (hasEventMode = "
+                          "false)",
+    "FMI3_NO_INTERMEDIATE": "%s: %.0f required intermediate variables, but this FMU provides no intermediate update "
+                            "(providesIntermediateUpdate = false)",
+    "FMI3_NOT_SCHEDULED": "%s: this FMU offers co-simulation and Model Exchange, not scheduled execution",
+    "FMI3_VALUE_COUNT": "%s: nValues = %.0f, but the %.0f variables asked for hold %.0f values",
+    "FMI3_SEED_COUNT": "%s: %s = %.0f, but the %.0f %s asked for hold %.0f values",
+    "FMI3_VR_WRONG_TYPE": "%s: value reference %u (%s) is of type %s, not %s",
+    "FMI3_TIME_READ_ONLY": "%s: time (value reference %u, the independent variable) cannot be set",
+    "FMI3_NO_CONFIGURATION": "%s: this FMU has no structural parameters (no configuration mode)",
+    "FMI3_NO_CLOCKS": "%s: this FMU has no clocks",
+    "FMI3_NO_EVENT_STEP": "%s: this FMU has no event mode in co-simulation (hasEventMode = false): there is no step "
+                          "mode to enter",
+    "FMI3_NO_EVALUATE": "%s: this FMU has no discrete states to evaluate (providesEvaluateDiscreteStates = false)",
+    "FMI3_NO_PER_ELEMENT": "%s: this FMU declares its dependencies in the modelDescription's ModelStructure only "
+                           "(providesPerElementDependencies = false)",
 }
 
 _CONVERSION = re.compile(r"%(?:%|[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?([a-zA-Z]))")

@@ -37,14 +37,27 @@ def extracted_python(fmus, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def native_fmus(tmp_path_factory):
-    """{name: BuildResult} of every mechanism's native FMU (fmu_mb.fmi.native_fmu; linux64, and win64
-    where mingw-w64 is installed) and the PD controller's (always native)."""
-    from fmu_mb.fmi.native_fmu import build_native_fmu
+def native_builds(tmp_path_factory):
+    """{name: {2: BuildResult, 3: BuildResult}} of every mechanism's native FMUs for FMI 2.0 (linux64, and win64
+    where mingw-w64 is installed) and FMI 3.0 (also aarch64-linux where its cross compiler is), compiled once
+    (fmu_mb.fmi.native_fmu.build_native_fmus)."""
+    from fmu_mb.fmi.native_fmu import build_native_fmus
     out = tmp_path_factory.mktemp("native_fmus")
-    built = {m: build_native_fmu(m, out) for m in registry.available()}
-    built["pd_controller"] = build_controller_fmu(out)
+    return {m: build_native_fmus(m, {2: out, 3: out / "fmi3"}) for m in registry.available()}
+
+
+@pytest.fixture(scope="session")
+def native_fmus(native_builds, tmp_path_factory):
+    """{name: BuildResult} of every mechanism's native FMI 2.0 FMU and the PD controller's (always native)."""
+    built = {m: b[2] for m, b in native_builds.items()}
+    built["pd_controller"] = build_controller_fmu(built[next(iter(built))].path.parent)
     return built
+
+
+@pytest.fixture(scope="session")
+def fmi3_fmus(native_builds):
+    """{name: BuildResult} of every mechanism's native FMI 3.0 FMU."""
+    return {m: b[3] for m, b in native_builds.items()}
 
 
 @pytest.fixture(scope="session")

@@ -198,6 +198,31 @@ def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     assert [c[1][0] for c in calls] == registry.available() and calls[0][1][1] == "dist"
 
 
+def test_build_fmi_versions_reach_the_native_builder(monkeypatch, tmp_path, capsys):
+    """--fmi 2 3 builds each model's native FMUs for both versions in one call (OUT/native/ and OUT/fmi3/, FMI 3.0
+    with every platform its compilers allow); --fmi 3 alone only OUT/fmi3/; with Python FMUs only it is refused (they
+    are FMI 2.0)."""
+    from fmu_mb.fmi import builder, controller, native_fmu
+    calls = []
+
+    def fake_native(model, outs, targets, **k):
+        calls.append((model, {v: str(o) for v, o in outs.items()}, targets))
+        return {v: builder.BuildResult(Path(o) / f"{model}.fmu", Path(o) / "x.md", 1024, 3, 0.1, [])
+                for v, o in outs.items()}
+    monkeypatch.setattr(native_fmu, "build_native_fmus", fake_native)
+    monkeypatch.setattr(controller, "build_controller_fmu",
+                        lambda *a, **k: builder.BuildResult(tmp_path / "pd.fmu", tmp_path / "pd.md", 1, 1, 0.1, []))
+    out = str(tmp_path)
+    assert cli.main(["build", "crane", "--kind", "native", "--fmi", "2", "3", "--out", out, "--no-cross-check"]) == 0
+    assert calls == [("crane", {2: f"{out}/native", 3: f"{out}/fmi3"}, None)]
+    assert "native FMI 3.0 FMUs for linux64" in capsys.readouterr().out
+    calls.clear()
+    assert cli.main(["build", "crane", "--kind", "native", "--fmi", "3", "--out", out, "--no-cross-check"]) == 0
+    assert calls == [("crane", {3: f"{out}/fmi3"}, None)]
+    assert cli.main(["build", "crane", "--fmi", "3", "--no-cross-check"]) == 2
+    assert "--fmi 3 builds native FMUs (pythonfmu writes FMI 2.0 only)" in capsys.readouterr().err
+
+
 def test_build_demo_runs_the_demo_as_soon_as_its_fmus_exist(tmp_path, monkeypatch, capsys):
     """fmu-mb build --demo (the README's first run): crane.fmu and pd_controller.fmu are built first, the demo
     then runs in its own process while the other models build, its lines relayed with "demo:", and the build

@@ -1,18 +1,20 @@
 """The binary of an fmu_mb FMU: the FMU core (fmu_mb/fmi/c) compiled with the FMU's model table and linked for
 one target, the same sources for every kind of FMU.
 
-    every FMU        c/fmi2_cs.c (the FMI 2.0 API), c/instance.c, c/state.c, c/text.c, the generated header
-                     fmu_mb_constants.h (fmu_mb.fmi.constants) and model table (fmu_mb.fmi.model_table)
-    a mechanism      c/mechanism.c, c/trajectories.c, c/exchange.c and c/fmi2_me.c (Model Exchange, offered where
-                     the model table declares continuous states), native/arrays.c and the kernel library's object code
+    every FMU        its API file, c/instance.c, c/state.c, c/text.c, the generated header fmu_mb_constants.h
+                     (fmu_mb.fmi.constants) and model table (fmu_mb.fmi.model_table); the API file: c/fmi2_cs.c
+                     (FMI 2.0; and c/fmi2_me.c, Model Exchange, for a mechanism) or c/fmi3.c (FMI 3.0, a mechanism's
+                     native FMU: co-simulation and Model Exchange)
+    a mechanism      c/mechanism.c, c/trajectories.c, c/exchange.c (Model Exchange, offered where the model table
+                     declares continuous states), native/arrays.c and the kernel library's object code
                      (fmu_mb.native.library: numba-compiled, C ABI), with its run source:
                      c/variants.c (native FMU: the option combinations it carries) or
                      c/python.c (Python FMU: the model file's Python builds them; Linux, pythonfmu's wrapper)
     the controller   c/controller.c
 
 Linked by the system's C compiler (mingw-w64 for win64, gcc-aarch64-linux-gnu for linux-aarch64) with libc
-and libm only (a Python FMU also libdl and libpthread); only the fmi2* functions are exported (and the Python
-source's registration function).
+and libm only (a Python FMU also libdl and libpthread); only the API's functions (fmi2* or fmi3*) are exported (and
+the Python source's registration function).
 """
 from __future__ import annotations
 
@@ -26,8 +28,10 @@ from .constants import c_header
 
 CORE = Path(__file__).resolve().parent / "c"
 NATIVE = Path(__file__).resolve().parents[1] / "native"
-COMMON = ("fmi2_cs.c", "instance.c", "state.c", "text.c")
-MECHANISM = ("mechanism.c", "trajectories.c", "exchange.c", "fmi2_me.c")
+COMMON = ("instance.c", "state.c", "text.c")
+MECHANISM = ("mechanism.c", "trajectories.c", "exchange.c")
+#: FMI version -> the API files of (a mechanism's, the controller's) binary
+API = {2: (("fmi2_cs.c", "fmi2_me.c"), ("fmi2_cs.c",)), 3: (("fmi3.c",), None)}
 SOURCES = {"native": "variants.c", "python": "python.c"}
 
 
@@ -48,19 +52,23 @@ def libpython() -> str:
     return str(path) if path.exists() else name
 
 
-def sources(model: str, source: str | None) -> list:
+def sources(model: str, source: str | None, fmi: int = 2) -> list:
     """The C sources of an FMU binary: ``model`` "mechanism" (with ``source`` "native" or "python") or
-    "controller"."""
-    files = [CORE / f for f in COMMON]
+    "controller", for FMI version ``fmi`` (3: a native mechanism FMU)."""
+    api = API[fmi][model == "controller"]
+    if api is None or (fmi == 3 and source != "native"):
+        raise ValueError("FMI 3.0 binaries are built for native mechanism FMUs only")
+    files = [CORE / f for f in (*api, *COMMON)]
     if model == "controller":
         return files + [CORE / "controller.c"]
     return files + [CORE / f for f in MECHANISM] + [CORE / SOURCES[source], NATIVE / "arrays.c"]
 
 
 def link(target: str, model_table_c: Path, dest: Path, model: str = "mechanism", source: str | None = "native",
-         kernels: Path | None = None, extra_objects=()) -> Path:
+         kernels: Path | None = None, extra_objects=(), fmi: int = 2) -> Path:
     """Compile the core with ``model_table_c`` (and, for a mechanism, the kernel library's objects in
-    ``kernels`` and ``extra_objects``: compiled trajectory tables) into ``dest`` for ``target``."""
+    ``kernels`` and ``extra_objects``: compiled trajectory tables) into ``dest`` for ``target``, with the API
+    of FMI version ``fmi``."""
     triple, cc, _ = TARGETS[target]
     if shutil.which(cc) is None:
         raise RuntimeError(f"the {target} binary needs the C compiler {cc} (Debian: {TOOLS[target][1]})")
@@ -70,7 +78,8 @@ def link(target: str, model_table_c: Path, dest: Path, model: str = "mechanism",
     gen = dest.parent / f".{dest.stem}-include"
     gen.mkdir(parents=True, exist_ok=True)
     (gen / "fmu_mb_constants.h").write_text(c_header())
-    cmd = [cc, "-shared", "-O2", "-std=c99", "-Wall", "-Werror", "-o", str(dest), *map(str, sources(model, source)),
+    cmd = [cc, "-shared", "-O2", "-std=c99", "-Wall", "-Werror", "-o", str(dest),
+           *map(str, sources(model, source, fmi)),
            str(model_table_c), "-I", str(gen), "-I", str(CORE), "-I", str(NATIVE)]
     if model == "mechanism":
         if kernels is None:
@@ -81,7 +90,7 @@ def link(target: str, model_table_c: Path, dest: Path, model: str = "mechanism",
         cmd += [f'-DFMU_MB_LIBPYTHON="{libpython()}"', f'-DFMU_MB_SITE="{sysconfig.get_paths()["purelib"]}"',
                 "-ldl", "-lpthread"]
     if is_elf(target):
-        exports = "fmi2*; fmu_mb_python_register;" if source == "python" else "fmi2*;"
+        exports = "fmi2*; fmu_mb_python_register;" if source == "python" else f"fmi{fmi}*;"
         vs = gen / "exports.map"
         vs.write_text(f"{{ global: {exports} local: *; }};\n")
         cmd += ["-fPIC", "-fvisibility=hidden", f"-Wl,--version-script={vs}", "-Wl,-Bsymbolic", "-lm"]

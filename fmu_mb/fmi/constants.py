@@ -60,9 +60,81 @@ CALLS = {
 }
 
 
+#: FMI 3.0 state table of both interfaces (fmi3.c): the same phases as FMI 2.0's (fmi3EnterInitializationMode
+#: takes fmi2SetupExperiment's arguments; the FMUs have no structural parameters, so no configuration mode, and no
+#: event mode in co-simulation: hasEventMode = false)
+CALLS3 = {
+    "fmi3EnterInitializationMode": ((_I,), ""),
+    "fmi3ExitInitializationMode": ((_N,), "call fmi3EnterInitializationMode first"),
+    "fmi3Terminate": ((_S, _E, _C), ""),
+    "fmi3DoStep": ((_S,), "it is allowed after fmi3ExitInitializationMode and before fmi3Terminate"),
+    "fmi3Get": ((_N, _S, _T, _E, _C), "call fmi3EnterInitializationMode first"),
+    "fmi3Set": ((_I, _N, _S, _E, _C), "variables cannot be set after fmi3Terminate"),
+    "fmi3GetFMUState": (_ALL, ""),
+    "fmi3SetFMUState": (_ALL, ""),
+    "fmi3EnterEventMode": ((_E, _C), "call fmi3ExitInitializationMode first"),
+    "fmi3UpdateDiscreteStates": ((_E,), "call fmi3EnterEventMode first"),
+    "fmi3EnterContinuousTimeMode": ((_E,), "call fmi3ExitInitializationMode (or fmi3EnterEventMode) first"),
+    "fmi3CompletedIntegratorStep": ((_C,), "call fmi3EnterContinuousTimeMode first"),
+    "fmi3SetTime": ((_E, _C), "call fmi3ExitInitializationMode first"),
+    "fmi3SetContinuousStates": ((_C,), "call fmi3EnterContinuousTimeMode first"),
+    "fmi3GetContinuousStateDerivatives": ((_E, _C, _T), "call fmi3ExitInitializationMode first"),
+    "fmi3GetContinuousStates": ((_N, _E, _C, _T), "call fmi3EnterInitializationMode first"),
+    "fmi3GetEventIndicators": ((_N, _E, _C, _T), "call fmi3EnterInitializationMode first"),
+    "fmi3GetNominalsOfContinuousStates": ((_I, _E, _C, _T), ""),
+    "fmi3GetDirectionalDerivative": ((_N, _S, _T, _E, _C), "call fmi3EnterInitializationMode first"),
+}
+
+#: The core's messages name FMI 2.0's functions and arguments; an FMI 3.0 FMU's logger (fmi3.c) says them in FMI
+#: 3.0's words: each (FMI 2.0 text, FMI 3.0 text) in this order, then any other "fmi2" prefix as "fmi3"
+#: (fmi2DoStep, fmi2Terminate, fmi2Error, ...: the same names in both)
+FMI3_WORDS = (
+    ("fmi2SetupExperiment", "fmi3EnterInitializationMode"),
+    ("fmi2GetFMUstate", "fmi3GetFMUState"),
+    ("fmi2SetFMUstate", "fmi3SetFMUState"),
+    ("fmi2FreeFMUstate", "fmi3FreeFMUState"),
+    ("fmi2SerializedFMUstateSize", "fmi3SerializedFMUStateSize"),
+    ("fmi2SerializeFMUstate", "fmi3SerializeFMUState"),
+    ("fmi2DeSerializeFMUstate", "fmi3DeserializeFMUState"),
+    ("fmi2NewDiscreteStates", "fmi3UpdateDiscreteStates"),
+    ("fmi2GetDerivatives", "fmi3GetContinuousStateDerivatives"),
+    ("fmi2GetReal", "fmi3GetFloat64"),
+    ("fmi2SetReal", "fmi3SetFloat64"),
+    ("fmi2GetInteger", "fmi3GetInt32"),
+    ("fmi2SetInteger", "fmi3SetInt32"),
+    ("providesDirectionalDerivative ", "providesDirectionalDerivatives "),
+    ("fmuResourceLocation", "resourcePath"),
+    ("GUID", "instantiationToken"),
+    ("with nvr =", "with nValueReferences ="),
+    ("nvr = ", "nValueReferences = "),
+    ("with nx = ", "with nContinuousStates = "),
+    (": nx = ", ": nContinuousStates = "),
+    ("with ni = ", "with nEventIndicators = "),
+    (": ni = ", ": nEventIndicators = "),
+    ("numberOfEventIndicators = 0", "no <EventIndicator> in the ModelStructure"),
+    ("ModelStructure/Derivatives", "ModelStructure/ContinuousStateDerivative"),
+    ("FMI 2.0", "FMI 3.0"),
+)
+
+
+def in_fmi3_words(text: str) -> str:
+    """``text`` in FMI 3.0's words (:data:`FMI3_WORDS`; what an FMI 3.0 FMU's logger does in C, fmi3.c)."""
+    out, i = [], 0
+    while i < len(text):
+        for old, new in (*FMI3_WORDS, ("fmi2", "fmi3")):
+            if text.startswith(old, i):
+                out.append(new)
+                i += len(old)
+                break
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 def phase_mask(call: str) -> int:
-    """Bit p set for every phase p ``call`` is allowed in."""
-    return sum(1 << int(p) for p in CALLS[call][0])
+    """Bit p set for every phase p ``call`` is allowed in (an FMI 2.0 or FMI 3.0 call)."""
+    return sum(1 << int(p) for p in {**CALLS, **CALLS3}[call][0])
 
 
 class VarType(IntEnum):
@@ -197,7 +269,7 @@ def c_header() -> str:
         out += [f"#define FMU_MB_{prefix}_{m.name} {int(m)}" for m in enum]
         out.append("")
     out.append("#define FMU_MB_PHASE_NAMES {" + ", ".join(c_string(n) for n in PHASE_NAMES) + "}")
-    for call, (_, hint) in CALLS.items():
+    for call, (_, hint) in {**CALLS, **CALLS3}.items():
         out.append(f"#define FMU_MB_MASK_{call} {phase_mask(call)}u")
         out.append(f"#define FMU_MB_HINT_{call} {c_string(hint)}")
     out.append("")
@@ -205,6 +277,9 @@ def c_header() -> str:
                  "STATE_FORMAT"):
         out.append(f"#define FMU_MB_{name} {_c_value(globals()[name])}")
     out.append(f"#define FMU_MB_TABLE_MAX_PARAMS {TABLE_MAX_PARAMS}")
+    out.append("#define FMU_MB_FMI3_WORDS {" + ", ".join(f"{{{c_string(a)}, {c_string(b)}}}" for a, b in FMI3_WORDS)
+               + "}")
+    out.append(f"#define FMU_MB_N_FMI3_WORDS {len(FMI3_WORDS)}")
     out.append(f"#define FMU_MB_STATE_MAGIC {c_string(STATE_MAGIC.decode('latin-1'))}")
     out.append(f"#define FMU_MB_STATE_MAGIC_SIZE {len(STATE_MAGIC)}")
     out.append(f"#define FMU_MB_STATE_HEAD_SIZE {struct.calcsize(STATE_HEAD)}")

@@ -84,6 +84,20 @@ def output_dependencies(itf: Interface, vr: int) -> list:
     return sorted(dynamic + inputs)
 
 
+def unit_definitions(root, used) -> None:
+    """``<UnitDefinitions>`` of the ``used`` unit names (fmu_mb.units: SI base exponents, display units) under
+    ``root``, if any (the same element in FMI 2.0 and 3.0)."""
+    if not used:
+        return
+    units = etree.SubElement(root, "UnitDefinitions")
+    for name in sorted(used):
+        base, displays = UNITS[name]
+        u = etree.SubElement(units, "Unit", name=name)
+        etree.SubElement(u, "BaseUnit", **{k: str(e) for k, e in base.items()})
+        for dname, factor in displays.items():
+            etree.SubElement(u, "DisplayUnit", name=dname, factor=_num(factor))
+
+
 def model_description(itf: Interface, description: str, version: str, tool: str, stop_time: float,
                       comm_step: float, model_identifier: str | None = None, enumerations: bool = True) -> bytes:
     """The modelDescription.xml document (UTF-8 bytes). ``enumerations=False`` declares the named
@@ -109,15 +123,7 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
                      canBeInstantiatedOnlyOncePerProcess="false", canNotUseMemoryManagementFunctions="true",
                      canGetAndSetFMUstate="true", canSerializeFMUstate="true",
                      providesDirectionalDerivative="true" if derivative_of else "false")
-    used = sorted({v.unit for v in itf.vars if v.unit})
-    if used:
-        units = etree.SubElement(root, "UnitDefinitions")
-        for name in used:
-            base, displays = UNITS[name]
-            u = etree.SubElement(units, "Unit", name=name)
-            etree.SubElement(u, "BaseUnit", **{k: str(e) for k, e in base.items()})
-            for dname, factor in displays.items():
-                etree.SubElement(u, "DisplayUnit", name=dname, factor=_num(factor))
+    unit_definitions(root, {v.unit for v in itf.vars if v.unit})
     enums = {v.name: enum_type_name(v.name) for v in itf.vars if v.items and enumerations}
     if enums:
         types = etree.SubElement(root, "TypeDefinitions")

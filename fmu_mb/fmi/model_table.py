@@ -79,6 +79,8 @@ def model_table_source(itf, guid: str, marker: str, violation_info: dict | None 
                      f"{c_number(v.max if has_range else 0)}, {int(has_range)}, {int(v.name in fixed_inputs)}, "
                      f"{c_string(v.unit or '')}, {extra}}},")
     lines.append("};")
+    lines.append("const unsigned char FMU_MB_ENUMERATED[] = {" + ", ".join(str(int(bool(v.items))) for v in itf.vars)
+                 + (", " if itf.vars else "") + "0};")
     options = [v for v in itf.vars if v.source[0] == "option"]
     if option_values is None:
         option_values = [OptionValues.EVERY if v.items or v.type == "Boolean" else OptionValues.ANY for v in options]

@@ -1,6 +1,7 @@
 """Native FMUs: the FMU core and the kernel library in one binary, no Python on the host.
 
-    binaries/linux64/<model>.so, binaries/win64/<model>.dll (an AArch64 FMU: its .so in linux64)
+    binaries/linux64/<model>.so, binaries/win64/<model>.dll (an AArch64 FMU: its .so in linux64); an FMI 3.0 FMU
+    (the core under c/fmi3.c, fmi.description3): binaries/x86_64-linux, x86_64-windows and aarch64-linux in one FMU
         the FMU core (fmu_mb/fmi/c, fmi.binary) with its native run source (c/variants.c), the generated model
         table (fmi.model_table: every variable of the interface table with its role, range and start; the
         option combinations carried) and the kernel library's object code (fmu_mb.native.library: the
@@ -50,9 +51,11 @@ from .constants import OptionValues
 from .model_table import model_table_source
 from .variants import mechanism_key, option_codes, variant_records, violation_text
 
-def available_targets() -> list:
-    """linux64, and win64 where mingw-w64 is installed (linux-aarch64 only when asked for: :data:`FOLDERS`)."""
-    return [t for t in ("linux64", "win64") if shutil.which(TARGETS[t][1])]
+def available_targets(fmi: int = 2) -> list:
+    """linux64, and win64 where mingw-w64 is installed; for FMI 3.0 also linux-aarch64 where its cross compiler
+    is (FMI 2.0: only when asked for, :data:`FOLDERS`)."""
+    names = ("linux64", "win64", "linux-aarch64") if fmi == 3 else ("linux64", "win64")
+    return [t for t in names if shutil.which(TARGETS[t][1])]
 
 
 #: target -> folder under binaries/. FMI 2.0 names no AArch64 platform; importers on AArch64 Linux (FMPy,
@@ -60,12 +63,13 @@ def available_targets() -> list:
 FOLDERS = {"linux64": "linux64", "win64": "win64", "linux-aarch64": "linux64"}
 
 
-def check_targets(targets) -> list:
-    """``targets`` checked: known, and at most one of them in each binaries/ folder (ValueError says why)."""
+def check_targets(targets, fmi: int = 2) -> list:
+    """``targets`` checked: known, and at most one of them in each binaries/ folder (ValueError says why; FMI 3.0
+    has a folder per platform)."""
     unknown = [t for t in targets if t not in TARGETS]
     if unknown:
         raise ValueError(f"unknown native targets {unknown} (targets: {', '.join(TARGETS)})")
-    if "linux64" in targets and "linux-aarch64" in targets:
+    if fmi == 2 and "linux64" in targets and "linux-aarch64" in targets:
         raise ValueError("linux64 and linux-aarch64 cannot share one FMU: FMI 2.0 has no folder for AArch64 and its "
                          "importers load binaries/linux64 there; build the AArch64 FMU on its own "
                          "(--target linux-aarch64 [win64]; fmu-mb build puts it in OUT/native-aarch64/)")
@@ -218,12 +222,27 @@ def _run_time_values(module, itf, variants, all_records, keys, tables, log) -> l
     return names
 
 
+#: FMI versions a native FMU is built for
+FMI_VERSIONS = (2, 3)
+
+
 def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: bool = True,
                      enumerations: bool = True, options: dict | None = None, every_count: bool = True,
-                     dynamics: bool = False, log=print):
+                     dynamics: bool = False, log=print, fmi: int = 2):
     """Build ``<out_dir>/<model>.fmu``, the native FMU of ``models/<model>.py`` (or a model file's
-    path), for ``targets`` (default: linux64, and win64 where mingw-w64 is installed; linux-aarch64 in
-    place of linux64, :data:`FOLDERS`);
+    path), for FMI version ``fmi`` (:func:`build_native_fmus`, whose arguments the others are)."""
+    return build_native_fmus(model, {fmi: out_dir}, targets, validate, enumerations, options, every_count, dynamics,
+                             log)[fmi]
+
+
+def build_native_fmus(model: str, out_dirs: dict, targets=None, validate: bool = True,
+                      enumerations: bool = True, options: dict | None = None, every_count: bool = True,
+                      dynamics: bool = False, log=print) -> dict:
+    """Build the native FMU of ``models/<model>.py`` (or a model file's path) for each FMI version of
+    ``out_dirs`` ({2: folder, 3: folder}: ``<folder>/<model>.fmu``; the compiled mechanisms are made once for
+    both) and return {version: BuildResult}. ``targets`` (default: :func:`available_targets` of each version):
+    FMI 2.0 holds linux64 or linux-aarch64 (:data:`FOLDERS`), FMI 3.0 every platform in its own folder
+    (fmi.description3.PLATFORMS); the same FMU core, its FMI 3.0 API c/fmi3.c;
     ``enumerations=False``: named options as Integers (OSP libcosim, as fmi.builder.build_fmu);
     ``options``: values of Count/Value options to carry instead of the model file's defaults
     ({"n_div": 5, "damping": 1.2e-3}, or several: {"n_div": [1, 2, 5]}; these options rebuild the model in
@@ -233,9 +252,14 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     fmi.builder.build_fmu)."""
     from .builder import VERSION, checked_interface, finish_build
     from .description import fmu_guid, interface_markdown, model_description
+    from .description3 import PLATFORMS, model_description3
     from .interface import add_states, state_labels, variant_key
     t0 = time.perf_counter()
-    targets = check_targets(targets or available_targets())
+    bad = [v for v in out_dirs if v not in FMI_VERSIONS]
+    if bad or not out_dirs:
+        raise ValueError(f"FMI versions {bad or '(none)'}: a native FMU is built for FMI "
+                         f"{' or '.join(map(str, FMI_VERSIONS))}")
+    version_targets = {v: check_targets(targets or available_targets(v), v) for v in out_dirs}
     model, model_file = registry.locate(model)
     module = bake_options(registry.load_file(model_file, model), model, options)
     if every_count:
@@ -243,10 +267,8 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
     meta = getattr(module, "FMU", {})
     cm, itf, compiled = checked_interface(model, module, model_file, dynamics)
     variants = carried_variants(module)
-    objects = cached(targets, log)
+    objects = cached(list(dict.fromkeys(t for ts in version_targets.values() for t in ts)), log)
     digest = this_core_digest()
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"fmu_mb_native_{model}_") as tmp:
         tmp = Path(tmp)
         # combinations building the same mechanism share its compiled arrays (a rigid jib at every n_div)
@@ -289,33 +311,50 @@ def build_native_fmu(model: str, out_dir="dist/native", targets=None, validate: 
         fixed_inputs = {tin[j] for records in all_records for j in np.flatnonzero(dict(records)["fmu.traj_index"] == -2)}
         table.write_text(model_table_source(itf, guid, "variants.arrays", violation, values, rows, texts, file_of,
                                             fixed_inputs, tables.classes))
-        binaries = {}
-        for target in targets:
-            ext = TARGETS[target][2].rsplit(".", 1)[1]
-            extra = []
+        extra = {}
+        for target in dict.fromkeys(t for ts in version_targets.values() for t in ts):
+            extra[target] = []
             if tables.irs:
-                extra.append(tmp / f"trajectory_tables_{target}.o")
-                extra[-1].write_bytes(table_object(tables.irs, target))
-            binaries[target] = link(target, table, tmp / f"{model}.{ext}", "mechanism", "native", objects[target],
-                                    extra)
-        description = (module.__doc__ or model).strip().splitlines()[0]
-        xml = model_description(itf, description=description, version=VERSION, tool=f"fmu_mb {VERSION} (native)",
-                                stop_time=meta.get("stop_time", 10.0), comm_step=meta.get("step_size", 1e-3),
-                                enumerations=enumerations)
-        doc = interface_markdown(itf, f"{model}.fmu (native) — interface")
-        fmu = out_dir / f"{model}.fmu"
-        part = out_dir / f".{model}.fmu.part"
-        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("modelDescription.xml", xml)
-            for target, path in binaries.items():
-                z.write(path, f"binaries/{FOLDERS[target]}/{path.name}")
-            z.write(pack, "resources/variants.arrays")
-            z.writestr("resources/variants.json", json.dumps(
-                {"core_digest": digest, "variants": texts, "arrays_variant": file_of,
-                 "carried_values": {f"model.{n}": v for n, v in grid.items()},
-                 "run_time_values": [f"model.{n}" for n in run_time]}, indent=1))
-            z.writestr("documentation/interface.md", doc)
-            # the model file it was built from: never run (no Python on the host), read by fmu-mb report to draw
-            z.write(model_file, f"resources/models/{model}.py")
-        os.replace(part, fmu)
-    return finish_build(fmu, doc, len(itf.vars), t0, validate)
+                extra[target].append(tmp / f"trajectory_tables_{target}.o")
+                extra[target][-1].write_bytes(table_object(tables.irs, target))
+        source = module._module if isinstance(module, _Baked) else module       # (not _Baked's own docstring)
+        description = (source.__doc__ or model).strip().splitlines()[0]
+        stop_time, comm_step = meta.get("stop_time", 10.0), meta.get("step_size", 1e-3)
+        tool = f"fmu_mb {VERSION} (native)"
+        results = {}
+        for version, out_dir in out_dirs.items():
+            if version == 3:
+                xml = model_description3(itf, description=description, version=VERSION, tool=tool,
+                                         stop_time=stop_time, comm_step=comm_step)
+                folders = PLATFORMS
+            else:
+                xml = model_description(itf, description=description, version=VERSION, tool=tool, stop_time=stop_time,
+                                        comm_step=comm_step, enumerations=enumerations)
+                folders = FOLDERS
+            binaries = {}
+            for target in version_targets[version]:
+                ext = TARGETS[target][2].rsplit(".", 1)[1]
+                (tmp / f"fmi{version}" / target).mkdir(parents=True, exist_ok=True)
+                binaries[target] = link(target, table, tmp / f"fmi{version}" / target / f"{model}.{ext}", "mechanism",
+                                        "native", objects[target], extra[target], fmi=version)
+            title = f"{model}.fmu (native{', FMI 3.0' if version == 3 else ''}) — interface"
+            doc = interface_markdown(itf, title)
+            out_dir = Path(out_dir)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            fmu = out_dir / f"{model}.fmu"
+            part = out_dir / f".{model}.fmu.part"
+            with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("modelDescription.xml", xml)
+                for target, path in binaries.items():
+                    z.write(path, f"binaries/{folders[target]}/{path.name}")
+                z.write(pack, "resources/variants.arrays")
+                z.writestr("resources/variants.json", json.dumps(
+                    {"core_digest": digest, "variants": texts, "arrays_variant": file_of,
+                     "carried_values": {f"model.{n}": v for n, v in grid.items()},
+                     "run_time_values": [f"model.{n}" for n in run_time]}, indent=1))
+                z.writestr("documentation/interface.md", doc)
+                # the model file it was built from: never run (no Python on the host), read by fmu-mb report to draw
+                z.write(model_file, f"resources/models/{model}.py")
+            os.replace(part, fmu)
+            results[version] = finish_build(fmu, doc, len(itf.vars), t0, validate)
+    return results

@@ -145,6 +145,10 @@ def run_study(study: Study, out, scheduler=None, workers: int | None = None, pro
     data = fmu.read_bytes()
     digest = fmu_digest(data)
     md = read_model_description(str(fmu))
+    if not str(md.fmiVersion).startswith("2"):
+        raise StudyError(f"{study.source}: {fmu} is an FMI {md.fmiVersion} FMU; sweeps run FMI 2.0 FMUs (build the "
+                         "native FMUs with --fmi 2 3 and sweep the FMI 2.0 one, OUT/native/: its outputs are the same "
+                         "bit for bit)")
     tasks = _tasks(study, md, digest)
     for t in tasks:
         t["fresh"] = not reuse_instances

@@ -16,7 +16,7 @@ from fmu_mb.native import arrays
 
 PACKAGE = Path(__file__).resolve().parents[2] / "fmu_mb"
 #: the project's own C sources (the FMI standard's headers in fmi/c/fmi2 are shipped verbatim)
-C_SOURCES = sorted(p for p in PACKAGE.rglob("*.[ch]") if "fmi2" not in p.parent.name)
+C_SOURCES = sorted(p for p in PACKAGE.rglob("*.[ch]") if p.parent.name not in ("fmi2", "fmi3"))   # (the standard's headers)
 
 
 def _code(path: Path) -> str:
@@ -138,6 +138,29 @@ def test_every_phase_mask_is_the_state_table():
     assert allowed["fmi2NewDiscreteStates"] == allowed["fmi2EnterContinuousTimeMode"] == {P.EVENT}
     assert allowed["fmi2SetTime"] == allowed["fmi2EnterEventMode"] == {P.EVENT, P.CONTINUOUS}
     assert allowed["fmi2GetDerivatives"] == {P.EVENT, P.CONTINUOUS, P.TERMINATED}
+
+
+def test_fmi3_state_table_is_fmi2s_under_fmi3s_names():
+    """FMI 3.0's table (fmi3.c) allows each call where its FMI 2.0 counterpart is allowed: fmi3EnterInitializationMode
+    where fmi2SetupExperiment was (it takes its arguments), fmi3UpdateDiscreteStates where fmi2NewDiscreteStates
+    was; and every hint names FMI 3.0 functions."""
+    counterpart = {"fmi3EnterInitializationMode": "fmi2SetupExperiment", "fmi3UpdateDiscreteStates":
+                   "fmi2NewDiscreteStates", "fmi3GetContinuousStateDerivatives": "fmi2GetDerivatives",
+                   "fmi3GetFMUState": "fmi2GetFMUstate", "fmi3SetFMUState": "fmi2SetFMUstate"}
+    for call, (phases, hint) in constants.CALLS3.items():
+        two = counterpart.get(call, call.replace("fmi3", "fmi2"))
+        assert constants.phase_mask(call) == constants.phase_mask(two), call
+        assert "fmi2" not in hint and constants.in_fmi3_words(constants.CALLS[two][1]) == hint, call
+
+
+def test_fmi3_words():
+    """The FMI 3.0 logger's translation: renamed functions and arguments, any other fmi2 name as fmi3, the rest kept."""
+    w = constants.in_fmi3_words
+    assert w("fmi2SetupExperiment: stopTime") == "fmi3EnterInitializationMode: stopTime"
+    assert w("use fmi2SetFMUstate to go back; fmi2DoStep answers fmi2Error") == \
+        "use fmi3SetFMUState to go back; fmi3DoStep answers fmi3Error"
+    assert w("fmuResourceLocation and the GUID, nvr = 3") == "resourcePath and the instantiationToken, nValueReferences = 3"
+    assert w("joint1.q (rad)") == "joint1.q (rad)"
 
 
 def test_the_test_hosts_state_layout_is_the_fmus():

@@ -88,8 +88,9 @@ int fmu_decode_file_uri(const char *uri, char *out, size_t size, int decode, cha
 
 /* The instance --------------------------------------------------------------------------------------- */
 /* `type`: fmi2ModelExchange or fmi2CoSimulation (Model Exchange only where the FMU declares continuous states,
- * FMU_MB_NSTATES > 0; anything else refused by name). */
-Instance *fmu_instantiate(const char *name, int type, const char *guid, const char *resource_uri,
+ * FMU_MB_NSTATES > 0; anything else refused by name). `resources_location`: the resources folder's file URI
+ * (FMI 2.0's fmuResourceLocation) or, `is_path`, its path (FMI 3.0's resourcePath). */
+Instance *fmu_instantiate(const char *name, int type, const char *guid, const char *resources_location, int is_path,
                           const fmi2CallbackFunctions *cb, int logging_on);
 void fmu_free(Instance *s);                      /* (the API frees its FMU states first: fmu_free_states) */
 void fmu_reset(Instance *s);

@@ -13,15 +13,7 @@
 #include "api.h"
 
 static int arrays_ok(Instance *s, size_t n, const void *vr, const void *v) {
-    if (n > FMU_MB_MAX_VALUES) {
-        FMU_ERROR(s, MSG_TOO_MANY_VALUES, s->call, (double)n, FMU_MB_MAX_VALUES);
-        return 0;
-    }
-    if (n && (!vr || !v)) {
-        FMU_ERROR(s, MSG_NULL_ARRAY, s->call, !vr ? "vr" : "value", (double)n);
-        return 0;
-    }
-    return 1;
+    return api_arrays_ok(s, n, vr, v, "vr", "value");
 }
 
 FMI2_Export const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
@@ -31,7 +23,7 @@ FMI2_Export fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2St
                                           const fmi2CallbackFunctions *cb, fmi2Boolean visible,
                                           fmi2Boolean loggingOn) {
     (void)visible;
-    return fmu_instantiate(name, (int)type, guid, resources, cb, loggingOn);
+    return fmu_instantiate(name, (int)type, guid, resources, 0, cb, loggingOn);
 }
 
 FMI2_Export void fmi2FreeInstance(fmi2Component c) {

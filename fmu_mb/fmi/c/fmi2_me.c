@@ -8,13 +8,7 @@
 
 #include "api.h"
 
-static int counted(Instance *s, const void *array, size_t n, const char *name) {
-    if (n && !array) {
-        FMU_ERROR(s, MSG_ME_NULL_ARRAY, s->call, name, strcmp(name, "eventIndicators") ? "nx" : "ni", (double)n);
-        return 0;
-    }
-    return 1;
-}
+#define counted api_counted
 
 FMI2_Export fmi2Status fmi2EnterEventMode(fmi2Component c) {
     BEGIN_ME("fmi2EnterEventMode", fmi2EnterEventMode);

@@ -140,7 +140,18 @@ static void release(Instance *s) {
     free(s);
 }
 
-Instance *fmu_instantiate(const char *name, int type, const char *guid, const char *resource_uri,
+/* An FMI 3.0 resourcePath (a folder path) -> the resources folder, or NULL and why. */
+static char *resources_at(const char *path, char *why, size_t wsize) {
+    if (!path) {
+        snprintf(why, wsize, MSG_RESOURCES_PATH_MISSING);
+        return NULL;
+    }
+    char *found = our_resources(path);
+    if (!found) snprintf(why, wsize, MSG_RESOURCES_PATH_NOT_OURS, path, FMU_MB_RESOURCE_MARKER);
+    return found;
+}
+
+Instance *fmu_instantiate(const char *name, int type, const char *guid, const char *resources_location, int is_path,
                           const fmi2CallbackFunctions *cb, int logging_on) {
     char why[2600];
     const char *shown = name && fmu_valid_utf8(name) ? name : "";
@@ -168,7 +179,8 @@ Instance *fmu_instantiate(const char *name, int type, const char *guid, const ch
         fmu_say_to(cb, shown, fmi2Error, MSG_GUID_MISMATCH, guid ? guid : "(NULL)", FMU_MB_GUID);
         return NULL;
     }
-    char *resources = resources_dir(resource_uri, why, sizeof why);
+    char *resources = is_path ? resources_at(resources_location, why, sizeof why)
+                              : resources_dir(resources_location, why, sizeof why);
     if (!resources) {
         fmu_say_to(cb, shown, fmi2Error, MSG_INSTANTIATE_REFUSED, why);
         return NULL;

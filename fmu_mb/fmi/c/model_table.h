@@ -29,6 +29,7 @@ extern const char FMU_MB_INTERFACE_DIGEST[];     /* 64 hex digits: identifies FM
 extern const char FMU_MB_RESOURCE_MARKER[];      /* a file every resources folder of this FMU holds */
 extern const int FMU_MB_NVARS;
 extern const fmu_mb_var FMU_MB_VARS[];
+extern const unsigned char FMU_MB_ENUMERATED[];   /* per variable: a named option (an FMI 3.0 Enumeration) */
 extern const int FMU_MB_NSTATES;                 /* continuous states declared (Model Exchange); 0: none */
 extern const int FMU_MB_NOPTIONS;
 extern const int FMU_MB_OPTION_VALUES[];         /* per option: FMU_MB_OPTION_* (which values it takes) */

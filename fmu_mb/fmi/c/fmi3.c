@@ -1,0 +1,636 @@
+/*
+ * The FMI 3.0 API of an fmu_mb mechanism FMU (co-simulation and Model Exchange): only the mapping of FMI 3.0
+ * calls onto the core (core.h), the third API file over the same units as fmi2_cs.c and fmi2_me.c.
+ *
+ *  - Types: Real variables are Float64, Count options and other Integers Int32, named options Enumerations
+ *    (read and set as Int64, as FMI 3.0 says), Booleans Boolean; `time` is the independent variable, value
+ *    reference FMU_MB_NVARS (after every variable of the interface table, whose value references are FMI 2.0's).
+ *  - Logging: the core's messages go to the host's fmi3LogMessageCallback through an FMI 2.0 logger (logger3)
+ *    that says them in FMI 3.0's words (fmu_mb.fmi.constants.FMI3_WORDS); no logMessage: no messages, no crash.
+ *  - The state table is FMI 2.0's (fmu_mb.fmi.constants.CALLS3); fmi3EnterInitializationMode takes what
+ *    fmi2SetupExperiment did. No event mode in co-simulation (hasEventMode = false), no early return (the step is
+ *    synchronous and atomic: it never returns early, whatever earlyReturnAllowed says), no intermediate update,
+ *    no clocks, no configuration mode (no structural parameters), no output derivatives
+ *    (maxOutputDerivativeOrder = 0): each refused with a message naming why.
+ *  - FMU states are the FMI 2.0 FMU's (state.c): a state serialized by one restores into the other.
+ * No physics, no model knowledge.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "fmi3/fmi3Functions.h"
+
+/* ------------------------------------------------------------------------------------------------
+ * The host's logger
+ */
+typedef struct {
+    fmi3InstanceEnvironment env;
+    fmi3LogMessageCallback log;
+} Host3;
+
+static const char *const WORDS[][2] = FMU_MB_FMI3_WORDS;
+
+/* `text` with FMI 2.0's names of functions and arguments in FMI 3.0's words, into out (truncated to size). */
+static void in_fmi3_words(const char *text, char *out, size_t size) {
+    size_t o = 0;
+    while (*text && o + 1 < size) {
+        const char *from = NULL, *to = NULL;
+        for (int k = 0; k < FMU_MB_N_FMI3_WORDS && !from; ++k)
+            if (!strncmp(text, WORDS[k][0], strlen(WORDS[k][0]))) from = WORDS[k][0], to = WORDS[k][1];
+        if (!from && !strncmp(text, "fmi2", 4)) from = "fmi2", to = "fmi3";
+        if (from) {
+            for (const char *p = to; *p && o + 1 < size; ++p) out[o++] = *p;
+            text += strlen(from);
+        } else {
+            out[o++] = *text++;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* The FMI 2.0 logger the core calls (the text as the format, '%' doubled, no arguments). */
+static void logger3(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status status, fmi2String category,
+                    fmi2String message, ...) {
+    const Host3 *h = (const Host3 *)env;
+    char text[8193], out[8400];
+    (void)instance;
+    if (!h || !h->log) return;
+    va_list ap;
+    va_start(ap, message);
+    vsnprintf(text, sizeof text, message, ap);
+    va_end(ap);
+    in_fmi3_words(text, out, sizeof out);
+    h->log(h->env, (fmi3Status)status, category, out);
+}
+
+/* The core's callbacks for a host's logMessage: `h` is the instance's (freed with it). */
+static fmi2CallbackFunctions callbacks3(Host3 *h) {
+    fmi2CallbackFunctions cb;
+    memset(&cb, 0, sizeof cb);
+    cb.logger = logger3;
+    cb.componentEnvironment = h;
+    return cb;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The component check and the state table (api.h's, returning FMI 3.0 statuses)
+ */
+#define BEGIN3(name)                                  \
+    Instance *s = instance_of((fmi2Component)instance); \
+    if (!s) return fmi3Error;                         \
+    s->call = name
+#define BEGIN3_IN(name, mask)                                                             \
+    BEGIN3(name);                                                                         \
+    if (!fmu_phase_allows(s, FMU_MB_MASK_##mask, FMU_MB_HINT_##mask)) return fmi3Error
+#define BEGIN3_ME(name, mask)                                                                             \
+    BEGIN3(name);                                                                                         \
+    if (!fmu_interface_is(s, 1) || !fmu_phase_allows(s, FMU_MB_MASK_##mask, FMU_MB_HINT_##mask)) return fmi3Error
+#define STATUS3(ok) ((ok) ? fmi3OK : fmi3Error)
+
+FMI3_Export const char *fmi3GetVersion(void) { return fmi3Version; }
+
+static fmi3Instance instantiate(fmi3String name, int type, fmi3String token, fmi3String resources, fmi3Boolean logging,
+                                fmi3InstanceEnvironment env, fmi3LogMessageCallback log) {
+    Host3 *h = malloc(sizeof *h);
+    if (!h) return NULL;
+    h->env = env;
+    h->log = log;
+    fmi2CallbackFunctions cb = callbacks3(h);
+    Instance *s = fmu_instantiate(name, type, token, resources, 1, &cb, logging);
+    if (!s) free(h);
+    return s;
+}
+
+FMI3_Export fmi3Instance fmi3InstantiateModelExchange(fmi3String instanceName, fmi3String instantiationToken,
+                                                      fmi3String resourcePath, fmi3Boolean visible,
+                                                      fmi3Boolean loggingOn, fmi3InstanceEnvironment instanceEnvironment,
+                                                      fmi3LogMessageCallback logMessage) {
+    (void)visible;
+    return instantiate(instanceName, fmi2ModelExchange, instantiationToken, resourcePath, loggingOn,
+                       instanceEnvironment, logMessage);
+}
+
+FMI3_Export fmi3Instance fmi3InstantiateCoSimulation(
+    fmi3String instanceName, fmi3String instantiationToken, fmi3String resourcePath, fmi3Boolean visible,
+    fmi3Boolean loggingOn, fmi3Boolean eventModeUsed, fmi3Boolean earlyReturnAllowed,
+    const fmi3ValueReference requiredIntermediateVariables[], size_t nRequiredIntermediateVariables,
+    fmi3InstanceEnvironment instanceEnvironment, fmi3LogMessageCallback logMessage,
+    fmi3IntermediateUpdateCallback intermediateUpdate) {
+    (void)visible; (void)earlyReturnAllowed; (void)requiredIntermediateVariables; (void)intermediateUpdate;
+    Host3 h = {instanceEnvironment, logMessage};
+    fmi2CallbackFunctions cb = callbacks3(&h);
+    const char *shown = instanceName && fmu_valid_utf8(instanceName) ? instanceName : "";
+    if (eventModeUsed) {
+        fmu_say_to(&cb, shown, fmi2Error, MSG_FMI3_NO_EVENT_MODE, "fmi3InstantiateCoSimulation");
+        return NULL;
+    }
+    if (nRequiredIntermediateVariables) {
+        fmu_say_to(&cb, shown, fmi2Error, MSG_FMI3_NO_INTERMEDIATE, "fmi3InstantiateCoSimulation",
+                   (double)nRequiredIntermediateVariables);
+        return NULL;
+    }
+    return instantiate(instanceName, fmi2CoSimulation, instantiationToken, resourcePath, loggingOn,
+                       instanceEnvironment, logMessage);
+}
+
+FMI3_Export fmi3Instance fmi3InstantiateScheduledExecution(
+    fmi3String instanceName, fmi3String instantiationToken, fmi3String resourcePath, fmi3Boolean visible,
+    fmi3Boolean loggingOn, fmi3InstanceEnvironment instanceEnvironment, fmi3LogMessageCallback logMessage,
+    fmi3ClockUpdateCallback clockUpdate, fmi3LockPreemptionCallback lockPreemption,
+    fmi3UnlockPreemptionCallback unlockPreemption) {
+    (void)instantiationToken; (void)resourcePath; (void)visible; (void)loggingOn; (void)clockUpdate;
+    (void)lockPreemption; (void)unlockPreemption;
+    Host3 h = {instanceEnvironment, logMessage};
+    fmi2CallbackFunctions cb = callbacks3(&h);
+    fmu_say_to(&cb, instanceName && fmu_valid_utf8(instanceName) ? instanceName : "", fmi2Error,
+               MSG_FMI3_NOT_SCHEDULED, "fmi3InstantiateScheduledExecution");
+    return NULL;
+}
+
+FMI3_Export void fmi3FreeInstance(fmi3Instance instance) {
+    Instance *s = instance_of((fmi2Component)instance);
+    if (!s) return;
+    void *host = s->cb.componentEnvironment;
+    fmu_free_states(s);
+    fmu_free(s);
+    free(host);
+}
+
+FMI3_Export fmi3Status fmi3SetDebugLogging(fmi3Instance instance, fmi3Boolean loggingOn, size_t nCategories,
+                                           const fmi3String categories[]) {
+    BEGIN3("fmi3SetDebugLogging");
+    return STATUS3(fmu_set_debug_logging(s, loggingOn, nCategories, categories));
+}
+
+FMI3_Export fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Boolean toleranceDefined,
+                                                   fmi3Float64 tolerance, fmi3Float64 startTime,
+                                                   fmi3Boolean stopTimeDefined, fmi3Float64 stopTime) {
+    BEGIN3_IN("fmi3EnterInitializationMode", fmi3EnterInitializationMode);
+    return STATUS3(fmu_setup_experiment(s, toleranceDefined, tolerance, startTime, stopTimeDefined, stopTime) &&
+                   fmu_enter_initialization(s));
+}
+
+FMI3_Export fmi3Status fmi3ExitInitializationMode(fmi3Instance instance) {
+    BEGIN3_IN("fmi3ExitInitializationMode", fmi3ExitInitializationMode);
+    return STATUS3(fmu_exit_initialization(s));
+}
+
+FMI3_Export fmi3Status fmi3EnterEventMode(fmi3Instance instance) {
+    BEGIN3_ME("fmi3EnterEventMode", fmi3EnterEventMode);
+    return STATUS3(fmu_enter_event_mode(s));
+}
+
+FMI3_Export fmi3Status fmi3Terminate(fmi3Instance instance) {
+    BEGIN3_IN("fmi3Terminate", fmi3Terminate);
+    return STATUS3(fmu_terminate(s));
+}
+
+FMI3_Export fmi3Status fmi3Reset(fmi3Instance instance) {
+    BEGIN3("fmi3Reset");
+    fmu_reset(s);
+    return fmi3OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Variables: every one a scalar (nValues = nValueReferences)
+ */
+enum { F64, I32, I64, BOOL, NTYPES };
+static const char *const TYPE_NAMES[NTYPES] = {"Float64", "Int32", "Int64 (an Enumeration)", "Boolean"};
+static const int CORE_TYPE[NTYPES] = {FMU_MB_TYPE_REAL, FMU_MB_TYPE_INTEGER, FMU_MB_TYPE_INTEGER, FMU_MB_TYPE_BOOLEAN};
+#define TIME_VR ((fmi3ValueReference)FMU_MB_NVARS)
+
+static int type_of(fmi3ValueReference vr) {
+    if (vr == TIME_VR) return F64;
+    const fmu_mb_var *v = &FMU_MB_VARS[vr];
+    if (v->type == FMU_MB_TYPE_REAL) return F64;
+    if (v->type == FMU_MB_TYPE_BOOLEAN) return BOOL;
+    return FMU_MB_ENUMERATED[vr] ? I64 : I32;
+}
+
+static const char *name_of(fmi3ValueReference vr) { return vr == TIME_VR ? "time" : FMU_MB_VARS[vr].name; }
+
+static int arrays_ok(Instance *s, size_t n, const void *vr, const void *v) {
+    return api_arrays_ok(s, n, vr, v, "valueReferences", "values");
+}
+
+/* The call's arrays, its value count and every value reference's type (`type`, or NTYPES: none of this FMU's). */
+static int call_ok(Instance *s, const fmi3ValueReference vr[], size_t nvr, const void *values, size_t nvalues,
+                   int type, const char *type_name) {
+    if (!arrays_ok(s, nvr, vr, values)) return 0;
+    if (nvalues != nvr) {
+        FMU_ERROR(s, MSG_FMI3_VALUE_COUNT, s->call, (double)nvalues, (double)nvr, (double)nvr);
+        return 0;
+    }
+    for (size_t k = 0; k < nvr; ++k) {
+        if (vr[k] > TIME_VR) {
+            FMU_ERROR(s, MSG_VR_UNKNOWN, s->call, vr[k]);
+            return 0;
+        }
+        if (type_of(vr[k]) != type) {
+            FMU_ERROR(s, MSG_FMI3_VR_WRONG_TYPE, s->call, vr[k], name_of(vr[k]), TYPE_NAMES[type_of(vr[k])], type_name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#define CHUNK 256
+/* Values pass through the core as doubles, in chunks; time (TIME_VR) is the instance's. */
+#define GET3(fn, ctype, TYPE, conv)                                                                      \
+    FMI3_Export fmi3Status fn(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, ctype v[], \
+                              size_t nValues) {                                                          \
+        BEGIN3(#fn);                                                                                     \
+        if (!call_ok(s, vr, nvr, v, nValues, TYPE, TYPE_NAMES[TYPE])) return fmi3Error;                  \
+        int ok = fmu_phase_allows(s, FMU_MB_MASK_fmi3Get, FMU_MB_HINT_fmi3Get);                          \
+        double buf[CHUNK];                                                                               \
+        fmi2ValueReference sub[CHUNK];                                                                   \
+        for (size_t o = 0; ok && o < nvr; o += CHUNK) {                                                  \
+            size_t m = nvr - o < CHUNK ? nvr - o : CHUNK, n = 0;                                         \
+            for (size_t k = 0; k < m; ++k)                                                               \
+                if (vr[o + k] != TIME_VR) sub[n++] = vr[o + k];                                          \
+            ok = fmu_get(s, sub, n, CORE_TYPE[TYPE], buf);                                               \
+            for (size_t k = 0, j = 0; ok && k < m; ++k) {                                                \
+                double x = vr[o + k] == TIME_VR ? s->t : buf[j++];                                       \
+                v[o + k] = conv;                                                                         \
+            }                                                                                            \
+        }                                                                                                \
+        if (!ok)                                                                                         \
+            for (size_t k = 0; k < nvr; ++k) v[k] = 0;                                                   \
+        return STATUS3(ok);                                                                              \
+    }
+GET3(fmi3GetFloat64, fmi3Float64, F64, x)
+GET3(fmi3GetInt32, fmi3Int32, I32, x > (double)INT_MAX ? INT_MAX : x < (double)INT_MIN ? INT_MIN : (fmi3Int32)x)
+GET3(fmi3GetInt64, fmi3Int64, I64, (fmi3Int64)x)
+GET3(fmi3GetBoolean, fmi3Boolean, BOOL, x != 0.0)
+
+#define SET3(fn, ctype, TYPE, conv)                                                                           \
+    FMI3_Export fmi3Status fn(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const ctype v[], \
+                              size_t nValues) {                                                               \
+        BEGIN3(#fn);                                                                                          \
+        if (!call_ok(s, vr, nvr, v, nValues, TYPE, TYPE_NAMES[TYPE]) ||                                       \
+            !fmu_phase_allows(s, FMU_MB_MASK_fmi3Set, FMU_MB_HINT_fmi3Set))                                   \
+            return fmi3Error;                                                                                 \
+        for (size_t k = 0; k < nvr; ++k)                                                                      \
+            if (vr[k] == TIME_VR) {                                                                           \
+                FMU_ERROR(s, MSG_FMI3_TIME_READ_ONLY, s->call, vr[k]);                                        \
+                return fmi3Error;                                                                             \
+            }                                                                                                 \
+        int ok = 1;                                                                                           \
+        double buf[CHUNK];                                                                                    \
+        for (size_t o = 0; o < nvr; o += CHUNK) {                                                             \
+            size_t m = nvr - o < CHUNK ? nvr - o : CHUNK;                                                     \
+            for (size_t k = 0; k < m; ++k) buf[k] = conv;                                                     \
+            ok &= fmu_set(s, vr + o, m, CORE_TYPE[TYPE], buf);                                                \
+        }                                                                                                     \
+        return STATUS3(ok);                                                                                   \
+    }
+SET3(fmi3SetFloat64, fmi3Float64, F64, v[o + k])
+SET3(fmi3SetInt32, fmi3Int32, I32, (double)v[o + k])
+SET3(fmi3SetInt64, fmi3Int64, I64, (double)v[o + k])
+SET3(fmi3SetBoolean, fmi3Boolean, BOOL, (v[o + k] ? 1.0 : 0.0))
+
+/* The types this FMU has no variables of: an empty call in a phase allowing it is fine. */
+static fmi3Status no_type(Instance *s, const fmi3ValueReference vr[], size_t nvr, const void *v, int set,
+                          const char *type_name) {
+    if (!arrays_ok(s, nvr, vr, v) || !(set ? fmu_phase_allows(s, FMU_MB_MASK_fmi3Set, FMU_MB_HINT_fmi3Set)
+                                           : fmu_phase_allows(s, FMU_MB_MASK_fmi3Get, FMU_MB_HINT_fmi3Get)))
+        return fmi3Error;
+    if (!nvr) return fmi3OK;
+    if (vr[0] > TIME_VR)
+        FMU_ERROR(s, MSG_VR_UNKNOWN, s->call, vr[0]);
+    else
+        FMU_ERROR(s, MSG_FMI3_VR_WRONG_TYPE, s->call, vr[0], name_of(vr[0]), TYPE_NAMES[type_of(vr[0])], type_name);
+    return fmi3Error;
+}
+
+#define NO_GET(fn, ctype, name)                                                                            \
+    FMI3_Export fmi3Status fn(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, ctype v[], \
+                              size_t nValues) {                                                            \
+        (void)nValues;                                                                                     \
+        BEGIN3(#fn);                                                                                       \
+        return no_type(s, vr, nvr, v, 0, name);                                                            \
+    }
+#define NO_SET(fn, ctype, name)                                                                                  \
+    FMI3_Export fmi3Status fn(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const ctype v[], \
+                              size_t nValues) {                                                                  \
+        (void)nValues;                                                                                           \
+        BEGIN3(#fn);                                                                                             \
+        return no_type(s, vr, nvr, v, 1, name);                                                                  \
+    }
+NO_GET(fmi3GetFloat32, fmi3Float32, "Float32")
+NO_GET(fmi3GetInt8, fmi3Int8, "Int8")
+NO_GET(fmi3GetUInt8, fmi3UInt8, "UInt8")
+NO_GET(fmi3GetInt16, fmi3Int16, "Int16")
+NO_GET(fmi3GetUInt16, fmi3UInt16, "UInt16")
+NO_GET(fmi3GetUInt32, fmi3UInt32, "UInt32")
+NO_GET(fmi3GetUInt64, fmi3UInt64, "UInt64")
+NO_GET(fmi3GetString, fmi3String, "String")
+NO_SET(fmi3SetFloat32, fmi3Float32, "Float32")
+NO_SET(fmi3SetInt8, fmi3Int8, "Int8")
+NO_SET(fmi3SetUInt8, fmi3UInt8, "UInt8")
+NO_SET(fmi3SetInt16, fmi3Int16, "Int16")
+NO_SET(fmi3SetUInt16, fmi3UInt16, "UInt16")
+NO_SET(fmi3SetUInt32, fmi3UInt32, "UInt32")
+NO_SET(fmi3SetUInt64, fmi3UInt64, "UInt64")
+NO_SET(fmi3SetString, fmi3String, "String")
+
+FMI3_Export fmi3Status fmi3GetBinary(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr,
+                                     size_t valueSizes[], fmi3Binary v[], size_t nValues) {
+    (void)valueSizes; (void)nValues;
+    BEGIN3("fmi3GetBinary");
+    return no_type(s, vr, nvr, v, 0, "Binary");
+}
+
+FMI3_Export fmi3Status fmi3SetBinary(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr,
+                                     const size_t valueSizes[], const fmi3Binary v[], size_t nValues) {
+    (void)valueSizes; (void)nValues;
+    BEGIN3("fmi3SetBinary");
+    return no_type(s, vr, nvr, v, 1, "Binary");
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Clocks, configuration mode, per-element dependencies: none
+ */
+#define REFUSED(fn, msg, params)                     \
+    FMI3_Export fmi3Status fn params {              \
+        BEGIN3(#fn);                                 \
+        FMU_ERROR(s, msg, s->call);                  \
+        return fmi3Error;                            \
+    }
+REFUSED(fmi3GetClock, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, fmi3Clock v[]))
+REFUSED(fmi3SetClock, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const fmi3Clock v[]))
+REFUSED(fmi3GetIntervalDecimal, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, fmi3Float64 intervals[],
+         fmi3IntervalQualifier qualifiers[]))
+REFUSED(fmi3GetIntervalFraction, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, fmi3UInt64 counters[],
+         fmi3UInt64 resolutions[], fmi3IntervalQualifier qualifiers[]))
+REFUSED(fmi3GetShiftDecimal, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, fmi3Float64 shifts[]))
+REFUSED(fmi3GetShiftFraction, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, fmi3UInt64 counters[],
+         fmi3UInt64 resolutions[]))
+REFUSED(fmi3SetIntervalDecimal, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const fmi3Float64 intervals[]))
+REFUSED(fmi3SetIntervalFraction, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const fmi3UInt64 counters[],
+         const fmi3UInt64 resolutions[]))
+REFUSED(fmi3SetShiftDecimal, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const fmi3Float64 shifts[]))
+REFUSED(fmi3SetShiftFraction, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const fmi3UInt64 counters[],
+         const fmi3UInt64 resolutions[]))
+REFUSED(fmi3ActivateModelPartition, MSG_FMI3_NO_CLOCKS,
+        (fmi3Instance instance, fmi3ValueReference clockReference, fmi3Float64 activationTime))
+REFUSED(fmi3EnterConfigurationMode, MSG_FMI3_NO_CONFIGURATION, (fmi3Instance instance))
+REFUSED(fmi3ExitConfigurationMode, MSG_FMI3_NO_CONFIGURATION, (fmi3Instance instance))
+REFUSED(fmi3GetNumberOfVariableDependencies, MSG_FMI3_NO_PER_ELEMENT,
+        (fmi3Instance instance, fmi3ValueReference valueReference, size_t *nDependencies))
+REFUSED(fmi3GetVariableDependencies, MSG_FMI3_NO_PER_ELEMENT,
+        (fmi3Instance instance, fmi3ValueReference dependent, size_t elementIndicesOfDependent[],
+         fmi3ValueReference independents[], size_t elementIndicesOfIndependents[],
+         fmi3DependencyKind dependencyKinds[], size_t nDependencies))
+REFUSED(fmi3EnterStepMode, MSG_FMI3_NO_EVENT_STEP, (fmi3Instance instance))
+REFUSED(fmi3EvaluateDiscreteStates, MSG_FMI3_NO_EVALUATE, (fmi3Instance instance))
+REFUSED(fmi3GetOutputDerivatives, MSG_NO_OUTPUT_DERIVATIVES,
+        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const fmi3Int32 orders[],
+         fmi3Float64 values[], size_t nValues))
+
+/* ------------------------------------------------------------------------------------------------
+ * FMU states (state.c's record: the FMI 2.0 FMU's)
+ */
+FMI3_Export fmi3Status fmi3GetFMUState(fmi3Instance instance, fmi3FMUState *FMUState) {
+    BEGIN3_IN("fmi3GetFMUState", fmi3GetFMUState);
+    return STATUS3(fmu_get_state(s, (fmi2FMUstate *)FMUState));
+}
+
+FMI3_Export fmi3Status fmi3SetFMUState(fmi3Instance instance, fmi3FMUState FMUState) {
+    BEGIN3_IN("fmi3SetFMUState", fmi3SetFMUState);
+    return STATUS3(fmu_set_state(s, (fmi2FMUstate)FMUState));
+}
+
+FMI3_Export fmi3Status fmi3FreeFMUState(fmi3Instance instance, fmi3FMUState *FMUState) {
+    BEGIN3("fmi3FreeFMUState");
+    return STATUS3(fmu_free_state(s, (fmi2FMUstate *)FMUState));
+}
+
+FMI3_Export fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState FMUState, size_t *size) {
+    BEGIN3("fmi3SerializedFMUStateSize");
+    return STATUS3(fmu_state_size(s, (fmi2FMUstate)FMUState, size));
+}
+
+FMI3_Export fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState, fmi3Byte serializedState[],
+                                             size_t size) {
+    BEGIN3("fmi3SerializeFMUState");
+    return STATUS3(fmu_serialize_state(s, (fmi2FMUstate)FMUState, (fmi2Byte *)serializedState, size));
+}
+
+FMI3_Export fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte serializedState[], size_t size,
+                                               fmi3FMUState *FMUState) {
+    BEGIN3("fmi3DeserializeFMUState");
+    return STATUS3(fmu_deserialize_state(s, (const fmi2Byte *)serializedState, size, (fmi2FMUstate *)FMUState));
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Partial derivatives (both interfaces): directional from the core, adjoint as its transpose (one directional
+ * derivative per known, the unknowns in chunks: no allocation)
+ */
+static int derivative_call_ok(Instance *s, const fmi3ValueReference unknowns[], size_t nu,
+                              const fmi3ValueReference knowns[], size_t nk, const fmi3Float64 seed[], size_t nseed,
+                              const fmi3Float64 sensitivity[], size_t nsens, int adjoint) {
+    if (!fmu_has_directional_derivatives()) {
+        FMU_ERROR(s, MSG_NO_DIRECTIONAL_DERIVATIVE, s->call);
+        return 0;
+    }
+    if (!fmu_phase_allows(s, FMU_MB_MASK_fmi3GetDirectionalDerivative, FMU_MB_HINT_fmi3GetDirectionalDerivative) ||
+        !arrays_ok(s, nu, unknowns, sensitivity) || !arrays_ok(s, nk, knowns, seed))
+        return 0;
+    size_t want_seed = adjoint ? nu : nk, want_sens = adjoint ? nk : nu;
+    if (nseed != want_seed) {
+        FMU_ERROR(s, MSG_FMI3_SEED_COUNT, s->call, "nSeed", (double)nseed, (double)want_seed,
+                  adjoint ? "unknowns" : "knowns", (double)want_seed);
+        return 0;
+    }
+    if (nsens != want_sens) {
+        FMU_ERROR(s, MSG_FMI3_SEED_COUNT, s->call, "nSensitivity", (double)nsens, (double)want_sens,
+                  adjoint ? "knowns" : "unknowns", (double)want_sens);
+        return 0;
+    }
+    return 1;
+}
+
+FMI3_Export fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
+                                                    size_t nUnknowns, const fmi3ValueReference knowns[], size_t nKnowns,
+                                                    const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
+                                                    size_t nSensitivity) {
+    BEGIN3("fmi3GetDirectionalDerivative");
+    if (!derivative_call_ok(s, unknowns, nUnknowns, knowns, nKnowns, seed, nSeed, sensitivity, nSensitivity, 0))
+        return fmi3Error;
+    return STATUS3(fmu_get_directional_derivative(s, unknowns, nUnknowns, knowns, nKnowns, seed, sensitivity));
+}
+
+FMI3_Export fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
+                                                size_t nUnknowns, const fmi3ValueReference knowns[], size_t nKnowns,
+                                                const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
+                                                size_t nSensitivity) {
+    BEGIN3("fmi3GetAdjointDerivative");
+    if (!derivative_call_ok(s, unknowns, nUnknowns, knowns, nKnowns, seed, nSeed, sensitivity, nSensitivity, 1))
+        return fmi3Error;
+    char a[32];
+    for (size_t i = 0; i < nUnknowns; ++i)
+        if (!isfinite(seed[i])) {
+            FMU_ERROR(s, MSG_DD_SEED, s->call, (int)i, fmu_repr(seed[i], a));
+            return fmi3Error;
+        }
+    const double one = 1.0;
+    double column[CHUNK];
+    for (size_t j = 0; j < nKnowns; ++j) {                 /* sensitivity_j = sum_i seed_i d unknown_i / d known_j */
+        double sum = 0.0;
+        for (size_t o = 0; o < nUnknowns; o += CHUNK) {
+            size_t m = nUnknowns - o < CHUNK ? nUnknowns - o : CHUNK;
+            if (!fmu_get_directional_derivative(s, unknowns + o, m, knowns + j, 1, &one, column)) {
+                for (size_t k = 0; k < nKnowns; ++k) sensitivity[k] = 0.0;
+                return fmi3Error;
+            }
+            for (size_t i = 0; i < m; ++i) sum += seed[o + i] * column[i];
+        }
+        sensitivity[j] = sum;
+    }
+    return fmi3OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Co-simulation
+ */
+FMI3_Export fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint,
+                                  fmi3Float64 communicationStepSize, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
+                                  fmi3Boolean *eventHandlingNeeded, fmi3Boolean *terminateSimulation,
+                                  fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
+    (void)noSetFMUStatePriorToCurrentPoint;
+    BEGIN3("fmi3DoStep");
+    if (!fmu_interface_is(s, 0) || !fmu_phase_allows(s, FMU_MB_MASK_fmi3DoStep, FMU_MB_HINT_fmi3DoStep))
+        return fmi3Error;
+    const char *missing = !eventHandlingNeeded ? "eventHandlingNeeded" : !terminateSimulation ? "terminateSimulation"
+                          : !earlyReturn ? "earlyReturn" : !lastSuccessfulTime ? "lastSuccessfulTime" : NULL;
+    if (missing) {
+        FMU_ERROR(s, MSG_NULL_ARGUMENT, s->call, missing);
+        return fmi3Error;
+    }
+    fmi2Status st = fmu_do_step(s, currentCommunicationPoint, communicationStepSize);
+    *eventHandlingNeeded = fmi3False;
+    *terminateSimulation = fmi3False;
+    *earlyReturn = fmi3False;                              /* the step is atomic: it never returns early */
+    *lastSuccessfulTime = s->t;                            /* the step's end, or the time kept after a refused step */
+    return (fmi3Status)st;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Model Exchange (exchange.c); no event indicators, no time events
+ */
+#define counted api_counted
+
+FMI3_Export fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discreteStatesNeedUpdate,
+                                                fmi3Boolean *terminateSimulation,
+                                                fmi3Boolean *nominalsOfContinuousStatesChanged,
+                                                fmi3Boolean *valuesOfContinuousStatesChanged,
+                                                fmi3Boolean *nextEventTimeDefined, fmi3Float64 *nextEventTime) {
+    BEGIN3_ME("fmi3UpdateDiscreteStates", fmi3UpdateDiscreteStates);
+    fmi2EventInfo info;
+    if (!fmu_new_discrete_states(s, &info)) return fmi3Error;
+    /* FMI 3.0: every argument is an output the host may pass as NULL where it does not need it */
+    if (discreteStatesNeedUpdate) *discreteStatesNeedUpdate = info.newDiscreteStatesNeeded ? fmi3True : fmi3False;
+    if (terminateSimulation) *terminateSimulation = info.terminateSimulation ? fmi3True : fmi3False;
+    if (nominalsOfContinuousStatesChanged)
+        *nominalsOfContinuousStatesChanged = info.nominalsOfContinuousStatesChanged ? fmi3True : fmi3False;
+    if (valuesOfContinuousStatesChanged)
+        *valuesOfContinuousStatesChanged = info.valuesOfContinuousStatesChanged ? fmi3True : fmi3False;
+    if (nextEventTimeDefined) *nextEventTimeDefined = info.nextEventTimeDefined ? fmi3True : fmi3False;
+    if (nextEventTime) *nextEventTime = info.nextEventTime;
+    return fmi3OK;
+}
+
+FMI3_Export fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance instance) {
+    BEGIN3_ME("fmi3EnterContinuousTimeMode", fmi3EnterContinuousTimeMode);
+    return STATUS3(fmu_enter_continuous_time_mode(s));
+}
+
+FMI3_Export fmi3Status fmi3CompletedIntegratorStep(fmi3Instance instance, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
+                                                   fmi3Boolean *enterEventMode, fmi3Boolean *terminateSimulation) {
+    (void)noSetFMUStatePriorToCurrentPoint;
+    BEGIN3_ME("fmi3CompletedIntegratorStep", fmi3CompletedIntegratorStep);
+    if (!enterEventMode || !terminateSimulation) {
+        FMU_ERROR(s, MSG_NULL_ARGUMENT, s->call, !enterEventMode ? "enterEventMode" : "terminateSimulation");
+        return fmi3Error;
+    }
+    int event = 0, stop = 0, ok = fmu_completed_integrator_step(s, &event, &stop);
+    *enterEventMode = event ? fmi3True : fmi3False;
+    *terminateSimulation = stop ? fmi3True : fmi3False;
+    return STATUS3(ok);
+}
+
+FMI3_Export fmi3Status fmi3SetTime(fmi3Instance instance, fmi3Float64 time) {
+    BEGIN3_ME("fmi3SetTime", fmi3SetTime);
+    return STATUS3(fmu_set_time(s, time));
+}
+
+FMI3_Export fmi3Status fmi3SetContinuousStates(fmi3Instance instance, const fmi3Float64 continuousStates[],
+                                               size_t nContinuousStates) {
+    BEGIN3_ME("fmi3SetContinuousStates", fmi3SetContinuousStates);
+    if (!counted(s, continuousStates, nContinuousStates, "continuousStates")) return fmi3Error;
+    return STATUS3(fmu_set_states(s, continuousStates, nContinuousStates));
+}
+
+FMI3_Export fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance instance, fmi3Float64 derivatives[],
+                                                         size_t nContinuousStates) {
+    BEGIN3_ME("fmi3GetContinuousStateDerivatives", fmi3GetContinuousStateDerivatives);
+    if (!counted(s, derivatives, nContinuousStates, "derivatives")) return fmi3Error;
+    return (fmi3Status)fmu_get_derivatives(s, derivatives, nContinuousStates);
+}
+
+FMI3_Export fmi3Status fmi3GetEventIndicators(fmi3Instance instance, fmi3Float64 eventIndicators[],
+                                              size_t nEventIndicators) {
+    BEGIN3_ME("fmi3GetEventIndicators", fmi3GetEventIndicators);
+    if (!counted(s, eventIndicators, nEventIndicators, "eventIndicators")) return fmi3Error;
+    return STATUS3(fmu_get_event_indicators(s, nEventIndicators));
+}
+
+FMI3_Export fmi3Status fmi3GetContinuousStates(fmi3Instance instance, fmi3Float64 continuousStates[],
+                                               size_t nContinuousStates) {
+    BEGIN3_ME("fmi3GetContinuousStates", fmi3GetContinuousStates);
+    if (!counted(s, continuousStates, nContinuousStates, "continuousStates")) return fmi3Error;
+    return STATUS3(fmu_get_states(s, continuousStates, nContinuousStates));
+}
+
+FMI3_Export fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance instance, fmi3Float64 nominals[],
+                                                         size_t nContinuousStates) {
+    BEGIN3_ME("fmi3GetNominalsOfContinuousStates", fmi3GetNominalsOfContinuousStates);
+    if (!counted(s, nominals, nContinuousStates, "nominals")) return fmi3Error;
+    return STATUS3(fmu_get_nominals(s, nominals, nContinuousStates));
+}
+
+FMI3_Export fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *nEventIndicators) {
+    BEGIN3("fmi3GetNumberOfEventIndicators");
+    if (!nEventIndicators) {
+        FMU_ERROR(s, MSG_NULL_ARGUMENT, s->call, "nEventIndicators");
+        return fmi3Error;
+    }
+    *nEventIndicators = 0;
+    return fmi3OK;
+}
+
+FMI3_Export fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance instance, size_t *nContinuousStates) {
+    BEGIN3("fmi3GetNumberOfContinuousStates");
+    if (!nContinuousStates) {
+        FMU_ERROR(s, MSG_NULL_ARGUMENT, s->call, "nContinuousStates");
+        return fmi3Error;
+    }
+    *nContinuousStates = (size_t)FMU_MB_NSTATES;
+    return fmi3OK;
+}

@@ -1,0 +1,262 @@
+"""FMI 3.0 native FMUs (issue 41): the same core under a third API file (fmu_mb/fmi/c/fmi3.c), one FMU holding every
+platform's binary, co-simulation and Model Exchange.
+
+What FMI 3.0 must not change is checked bitwise against the FMI 2.0 FMU of the same build (the conftest's
+native_builds compile both from the same model table and kernel objects): co-simulation outputs, Model Exchange
+under CVODE, FMU states crossing between the two. What FMI 3.0 adds is checked through its API in fresh host
+processes (tests/fmi3_cases.py): its types (Float64, Int32, Enumerations as Int64, time as the independent
+variable), adjoint derivatives, its instantiation arguments, and every class of bad call, refused with a message in
+FMI 3.0's words and with nothing lost.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fmpy import read_model_description, simulate_fmu
+
+from fmu_mb import registry
+from fmu_mb.fmi.description3 import PLATFORMS
+from fmu_mb.fmi.native_fmu import available_targets, check_targets
+from tests.fmi.test_model_exchange import RUNS as ME_RUNS
+from tests.fmi.test_native_fmu import DETAIL, DRIVES
+
+MODELS = registry.available()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_case(name, **args):
+    """(return code, result, stderr) of one tests/fmi3_cases.py case in a fresh process."""
+    r = subprocess.run([sys.executable, "-m", "tests.fmi3_cases", name, json.dumps(args)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=1200)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    return r.returncode, (json.loads(lines[-1][7:]) if lines else None), r.stderr[-3000:]
+
+
+def run_cases(cases):
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return list(pool.map(lambda c: run_case(c[0], **c[1]), cases))
+
+
+@pytest.fixture(scope="module")
+def extracted3(fmi3_fmus, native_fmus, tmp_path_factory):
+    """{model: (FMI 2.0 folder, FMI 3.0 folder)} of every mechanism's native FMUs, extracted."""
+    root = tmp_path_factory.mktemp("fmi3_extracted")
+    out = {}
+    for m in MODELS:
+        for v, built in ((2, native_fmus[m]), (3, fmi3_fmus[m])):
+            shutil.unpack_archive(str(built.path), str(root / f"{m}{v}"), "zip")
+        out[m] = (str(root / f"{m}2"), str(root / f"{m}3"))
+    return out
+
+
+def test_fmi3_fmus_validate_and_hold_every_platform(fmi3_fmus, native_fmus):
+    """FMPy validates every FMI 3.0 FMU (its schema, ModelStructure, start values, units) with no problem; one FMU
+    holds a binary per platform tuple whose compiler is installed; the interface is the FMI 2.0 FMU's (same names,
+    value references, token and description: the model file's), with FMI 3.0 types and time as the independent
+    variable after them; no text in it speaks of FMI 2.0 functions."""
+    folders = {PLATFORMS[t] for t in available_targets(3)}
+    assert "x86_64-linux" in folders
+    for m in MODELS:
+        path = fmi3_fmus[m].path
+        assert fmi3_fmus[m].problems == [], (m, fmi3_fmus[m].problems)
+        with zipfile.ZipFile(path) as z:
+            held = {n.split("/")[1] for n in z.namelist() if n.startswith("binaries/")}
+            xml = z.read("modelDescription.xml").decode()
+        assert held == folders, (m, held)
+        assert "fmi2" not in xml, m
+        md3, md2 = read_model_description(str(path)), read_model_description(str(native_fmus[m].path))
+        assert md3.fmiVersion == "3.0" and md3.guid == md2.guid
+        assert md3.description == md2.description == registry.load(m).__doc__.strip().splitlines()[0]
+        assert md3.modelExchange and md3.coSimulation
+        two = {v.name: (v.valueReference, v.causality) for v in md2.modelVariables}
+        three = {v.name: (v.valueReference, v.causality) for v in md3.modelVariables}
+        assert three.pop("time") == (len(two), "independent")
+        assert three == two, m
+        types = {v.name: v.type for v in md3.modelVariables}
+        assert types["solver.integrator"] == "Enumeration" and types["solver.step_size"] == "Float64"
+        assert types["solver.max_steps_per_call"] == "Int32"
+
+
+def test_fmi3_targets():
+    """FMI 3.0 puts linux64 and linux-aarch64 in one FMU (a folder per platform tuple); FMI 2.0 cannot."""
+    assert check_targets(["linux64", "linux-aarch64", "win64"], 3) == ["linux64", "linux-aarch64", "win64"]
+    with pytest.raises(ValueError, match="cannot share one FMU"):
+        check_targets(["linux64", "linux-aarch64"], 2)
+    assert PLATFORMS == {"linux64": "x86_64-linux", "win64": "x86_64-windows", "linux-aarch64": "aarch64-linux"}
+
+
+def _start(model, detail):
+    return {**DRIVES.get(model, {}), **(DETAIL[model] if detail else {})}
+
+
+@pytest.mark.parametrize("detail", [False, True], ids=["defaults", "detail"])
+@pytest.mark.parametrize("model", MODELS)
+def test_cosimulation_outputs_bitwise_equal_fmi2(native_fmus, fmi3_fmus, model, detail):
+    """FMPy runs both FMUs' co-simulation interfaces (1 s, 10 ms steps, the quick start's drives, the defaults and
+    the most detailed options): every output equals the FMI 2.0 FMU's bit for bit."""
+    kw = dict(stop_time=1.0, output_interval=0.01, start_values=_start(model, detail))
+    r2 = simulate_fmu(str(native_fmus[model].path), **kw)
+    r3 = simulate_fmu(str(fmi3_fmus[model].path), **kw)
+    names = [n for n in r2.dtype.names if n != "time"]
+    assert len(names) > 10 and set(names) <= set(r3.dtype.names)
+    assert len(r2) == len(r3) == 101
+    differ = [n for n in names if not np.array_equal(r2[n], r3[n])]
+    assert not differ, differ[:5]
+    assert max(float(np.ptp(r2[n])) for n in names if r2.dtype[n].kind == "f") > 1e-3       # (the run moves)
+
+
+@pytest.mark.parametrize("detail", [False, True], ids=["defaults", "detail"])
+@pytest.mark.parametrize("model", MODELS)
+def test_model_exchange_under_cvode_equals_fmi2(native_fmus, fmi3_fmus, model, detail):
+    """FMPy's CVODE on both FMUs' Model Exchange interfaces (0.2 s, at the tolerances of
+    tests/fmi/test_model_exchange.py): every Float64 output agrees to 1e-9 (relative to max(1, |value|); the same
+    derivatives from the same code: measured bitwise)."""
+    _, _, rtol, interval = ME_RUNS[model]["detail" if detail else "defaults"]
+    kw = dict(fmi_type="ModelExchange", stop_time=0.2, output_interval=interval, relative_tolerance=rtol,
+              start_values=_start(model, detail))
+    r2 = simulate_fmu(str(native_fmus[model].path), **kw)
+    r3 = simulate_fmu(str(fmi3_fmus[model].path), **kw)
+    names = [n for n in r2.dtype.names if n != "time" and r2.dtype[n].kind == "f"]
+    assert len(r2) == len(r3) and names
+    worst = max(float(np.max(np.abs(r2[n] - r3[n]) / np.maximum(1.0, np.abs(r2[n])))) for n in names)
+    assert worst <= 1e-9, worst
+
+
+def _message_ok(said, fmi3_name=True):
+    return said and all("fmi2" not in m and m.startswith("[") for m in said) and \
+        (not fmi3_name or any("fmi3" in m for m in said))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_bad_fmi3_calls_are_refused_with_a_message_and_lose_nothing(extracted3, model):
+    """In fresh host processes (FMPy's FMI 3.0 layer): calls out of the state table's order, wrong types (an Int32
+    read as Float64, an Enumeration as Int32), unknown value references, a value count that does not match, time
+    set, types the FMU has none of, configuration mode, NaN inputs, steps that are not contiguous, negative or
+    past the stop time, a parameter set while stepping, forged and truncated FMU states, Model Exchange calls on a
+    co-simulation instance and the reverse, output derivatives, step mode, NULL output arguments; instantiation
+    with a wrong token, a foreign or NULL resourcePath, event mode, intermediate variables, scheduled execution.
+    Each answers fmi3Error (or no instance) with a message in FMI 3.0's words; outputs, time and states stay bitwise
+    as they were and the next good step works (its lastSuccessfulTime its end, no early return). Options set as
+    Int64 (an Enumeration) and Int32 read back; a parameter out of range is refused at fmi3ExitInitializationMode
+    and initialization succeeds once it is set back; an instance without a logger refuses quietly, no crash."""
+    md = read_model_description(extracted3[model][1])
+    inputs = [v.name for v in md.modelVariables if v.causality == "input" and v.type == "Float64"]
+    integrator = next(v for v in md.modelVariables if v.name == "solver.integrator")
+    items = [i.name for i in md.typeDefinitions[[t.name for t in md.typeDefinitions].index(integrator.declaredType.name)].items]
+    common = dict(dir=extracted3[model][1], int_name="solver.max_steps_per_call", real_param="solver.step_size",
+                  bad_value=5.0)
+    results = run_cases([("refusals", dict(common, input_name=inputs[0], enum_name="solver.integrator")),
+                         ("parameters", dict(common, enum_name="solver.integrator", enum_code=items.index("rk4"))),
+                         ("instantiation", dict(dir=extracted3[model][1])),
+                         ("model_exchange", dict(dir=extracted3[model][1]))])
+    for rc, res, err in results:
+        assert rc == 0 and res is not None, err
+    refusals, parameters, instantiation, me = (r[1] for r in results)
+    for label, c in {**refusals["cases"], **me["cases"]}.items():
+        assert c["status"] == 3 and _message_ok(c["messages"]), (label, c)
+    assert refusals["kept"] and me["kept"]
+    assert refusals["status_after"] == 0 and refusals["last_successful"] == pytest.approx(refusals["t_expected"])
+    assert refusals["early"] is False and refusals["n_states"] == me["nx"] > 0
+    assert me["derivatives_status"] == 0
+    assert parameters["enum_back"] == items.index("rk4") and parameters["int_back"] > 0
+    assert parameters["bad"]["status"] == 3 and "solver.step_size" in parameters["bad"]["messages"][0]
+    assert parameters["retried"]["status"] == 0
+    for label, c in instantiation["cases"].items():
+        if label == "no_logger":
+            assert c == {"made": True, "status": 3}
+        else:
+            assert not c["made"] and _message_ok(c["messages"]), (label, c)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_directional_and_adjoint_derivatives_through_fmi3(extracted3, model):
+    """fmi3GetDirectionalDerivative of the state derivatives equals central differences through the FMI 3.0 API
+    (Richardson-extrapolated) to 1e-6 of each block's largest entry (A: by the states, B: by the drive inputs), off
+    the start; fmi3GetAdjointDerivative equals the transpose of the directional derivatives to 1e-12."""
+    rc, res, err = run_case("derivatives", dir=extracted3[model][1], start=DRIVES.get(model, {}))
+    assert rc == 0 and res is not None, err
+    assert res["statuses"] == [0]
+    for block, (rel, scale) in res["blocks"].items():
+        assert rel <= 1e-6, (block, rel, scale)
+    assert res["blocks"]["A"][1] > 0
+    assert res["adjoint"][0] <= 1e-12, res["adjoint"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_fmu_states_cross_between_fmi2_and_fmi3(extracted3, model):
+    """A state the FMI 2.0 FMU serialized (at the most detailed options, driven) restores into the FMI 3.0 FMU and
+    the reverse: outputs bitwise equal at once and after 30 more steps of both."""
+    rc, res, err = run_case("state_crossing", dir2=extracted3[model][0], dir3=extracted3[model][1],
+                            start=_start(model, True))
+    assert rc == 0 and res is not None, err
+    assert res["same_now"] and res["same_after"] and res["same_back"], res
+
+
+# ------------------------------------------------------------------------------------------ one FMU, three platforms
+#: the runs: five_axis at its drives; the crane away from its defaults through an Enumeration and an Int32 (another
+#: compiled mechanism); the mobile robot's compiled steering table
+PLATFORM_RUNS = [("five_axis", {}), ("crane", {"model.link": 1, "model.n_div": 7, "model.friction": 2}),
+                 ("mobile_robot", {"steering.right": -0.3, "steering.t_right": 0.1, "steering.ramp": 0.2})]
+
+
+@pytest.mark.parametrize("platform", ["x86_64-linux", "x86_64-windows", "aarch64-linux"])
+@pytest.mark.parametrize("model,options", PLATFORM_RUNS)
+def test_one_fmi3_fmu_runs_on_every_platform(native_fmus, fmi3_fmus, tmp_path, wine_prefix, model, options, platform):
+    """tests/c_host/fmi3_host.c (the FMI 3.0 co-simulation calls, nothing else; built with cc, mingw-w64 and the
+    AArch64 cross compiler) runs the one FMI 3.0 FMU's binary of each platform for 50 steps of 10 ms, with an empty
+    environment on x86-64 Linux, under wine 8 and under qemu-aarch64: every Float64 output after each step equals
+    FMPy's run of the FMI 2.0 FMU bitwise on Linux and AArch64 (same IR, glibc's libm), within 1e-11 relative under
+    wine (msvcrt's libm rounds exp/sin/cos differently in the last bit; tests/fmi/test_native_hosts.py)."""
+    from tests.fmi.test_native_hosts import AARCH64_CC, AARCH64_MISSING, AARCH64_SYSROOT, QEMU, _compile
+    from tests.windows import MINGW, MISSING, WINE, run_wine
+    if platform == "x86_64-windows" and not (MINGW and WINE):
+        pytest.skip(MISSING)
+    if platform == "aarch64-linux" and not (AARCH64_CC and QEMU and AARCH64_SYSROOT.is_dir()):
+        pytest.skip(AARCH64_MISSING)
+    folder = tmp_path / model
+    shutil.unpack_archive(str(fmi3_fmus[model].path), str(folder), "zip")
+    md = read_model_description(str(folder / "modelDescription.xml"))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    kind = {v.name: v.type for v in md.modelVariables}
+    names = [v.name for v in md.modelVariables if v.causality == "output" and v.type == "Float64"]
+    ext = "dll" if platform == "x86_64-windows" else "so"
+    binary = folder / "binaries" / platform / f"{model}.{ext}"
+    assert binary.is_file(), sorted(p.name for p in (folder / "binaries").iterdir())
+    res = str(folder / "resources") + "/"
+    if platform == "x86_64-windows":
+        res = "Z:" + res.replace("/", "\\")
+    start = {**DRIVES.get(model, {}), **options}
+    args = [str(binary), res, md.guid, "50", "0.01", str(tmp_path / "out.bin"), ",".join(str(vr[n]) for n in names)]
+    args += [f"{vr[k]}{ {'Float64': '', 'Enumeration': ':e', 'Int32': ':i'}[kind[k]] }={v!r}" for k, v in start.items()]
+    source = Path(__file__).resolve().parents[1] / "c_host" / "fmi3_host.c"
+    if platform == "x86_64-linux":
+        host = _compile(shutil.which("cc") or "gcc", source, tmp_path / "host", ["-ldl"])
+        run = subprocess.run([str(host), *args], capture_output=True, text=True, env={}, timeout=300)
+    elif platform == "x86_64-windows":
+        host = _compile(MINGW, source, tmp_path / "host.exe", ["-static-libgcc"])
+        run = run_wine(wine_prefix, [host, *args])
+    else:
+        host = _compile(AARCH64_CC, source, tmp_path / "host", ["-ldl"])
+        run = subprocess.run([QEMU, "-L", str(AARCH64_SYSROOT), str(host), *args], capture_output=True, text=True,
+                             env={}, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    got = np.fromfile(tmp_path / "out.bin").reshape(50, len(names))
+    ref = simulate_fmu(str(native_fmus[model].path), stop_time=0.5, output_interval=0.01, start_values=start,
+                       output=names)
+    want = np.array([[row[n] for n in names] for row in ref[1:]])
+    rel = np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want)), axis=0)
+    k = int(np.argmax(rel))
+    print(f"{model} on {platform}: worst {rel[k]:.2e} relative in {names[k]}")
+    if platform == "x86_64-windows":
+        assert rel[k] <= 1e-11, (names[k], rel[k])
+    else:
+        assert np.array_equal(got, want), (names[k], rel[k])

@@ -1,0 +1,346 @@
+"""FMI 3.0 cases, each run in a fresh process by tests/fmi/test_fmi3.py:
+
+    python -m tests.fmi3_cases <case> '<json arguments>'
+
+prints one line ``RESULT <json>`` and exits (a crash of the host shows as the process's return code). The host is
+FMPy's FMI 3.0 layer (fmpy.fmi3: ctypes over the FMU's binary); this process imports no fmu_mb.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from ctypes import POINTER, byref, c_bool, c_double, c_int32, c_int64, c_size_t, c_uint32, cast
+
+from fmpy import read_model_description
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi2 import FMU2Slave
+from fmpy.fmi3 import (FMU3Model, FMU3Slave, fmi3ClockUpdateCallback, fmi3IntermediateUpdateCallback,
+                       fmi3LockPreemptionCallback, fmi3LogMessageCallback, fmi3UnlockPreemptionCallback)
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+class Host:
+    """One FMI 3.0 instance (co-simulation or Model Exchange) whose log messages are kept."""
+
+    def __init__(self, dir, me=False, name="fmi3", instantiate=True, **kwargs):
+        self.md = read_model_description(dir)
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+        self.var = {v.name: v for v in self.md.modelVariables}
+        self.messages = []
+        cls = FMU3Model if me else FMU3Slave
+        ident = (self.md.modelExchange if me else self.md.coSimulation).modelIdentifier
+        self.f = cls(guid=self.md.guid, unzipDirectory=dir, modelIdentifier=ident, instanceName=name)
+        self.dir = dir
+        if instantiate:
+            self.f.instantiate(logMessage=self.logger, **kwargs)
+
+    def logger(self, env, status, category, message):
+        self.messages.append((int(status), message.decode("utf-8", "replace")))
+
+    def call(self, fn, *args):
+        """(status, the messages the call logged)."""
+        before = len(self.messages)
+        try:
+            fn(*args)
+            status = 0
+        except FMICallException as exc:
+            status = exc.status
+        return status, [m for _, m in self.messages[before:]]
+
+    def outputs(self):
+        names = [v.name for v in self.md.modelVariables if v.causality == "output" and v.type == "Float64"]
+        return [float(x).hex() for x in self.f.getFloat64([self.vr[n] for n in names])]
+
+
+def _refused(h, fn, *args):
+    status, said = h.call(fn, *args)
+    return {"status": status, "messages": said}
+
+
+@case
+def refusals(dir, input_name, int_name, enum_name, real_param, bad_value):
+    """Every class of bad call on a co-simulation instance; what each answered and logged, and whether the
+    outputs and time stayed bitwise as they were."""
+    h = Host(dir)
+    f, vr, out = h.f, h.vr, {}
+    time_vr = vr["time"]
+    out["step_before_init"] = _refused(h, f.doStep, 0.0, 0.01)
+    out["get_before_init"] = _refused(h, f.getFloat64, [vr[input_name]])
+    f.enterInitializationMode(startTime=0.0, stopTime=10.0)
+    out["wrong_type_int"] = _refused(h, f.getFloat64, [vr[int_name]])
+    out["wrong_type_enum"] = _refused(h, f.getInt32, [vr[enum_name]])
+    out["unknown_vr"] = _refused(h, f.getFloat64, [time_vr + 7])
+    values = (c_double * 2)()
+    out["value_count"] = _refused(h, f.fmi3GetFloat64, f.component, (c_uint32 * 1)(vr[input_name]), 1, values, 2)
+    out["set_time"] = _refused(h, f.setFloat64, [time_vr], [1.0])
+    out["no_float32"] = _refused(h, f.getFloat32, [vr[input_name]])
+    out["configuration"] = _refused(h, f.fmi3EnterConfigurationMode, f.component)
+    f.exitInitializationMode()
+    for k in range(5):
+        f.doStep(k * 0.01, 0.01)
+    before, t_before = h.outputs(), f.getFloat64([time_vr])[0]
+    out["nan_input"] = _refused(h, f.setFloat64, [vr[input_name]], [math.nan])
+    out["not_contiguous"] = _refused(h, f.doStep, 0.5, 0.01)
+    out["negative_step"] = _refused(h, f.doStep, t_before, -0.01)
+    out["after_stop"] = _refused(h, f.doStep, t_before, 20.0)
+    out["set_parameter_now"] = _refused(h, f.setFloat64, [vr[real_param]], [bad_value])
+    state = f.getFMUState()
+    blob = bytearray(f.serializeFMUState(state))
+    blob[len(blob) // 2] ^= 0x40
+    out["forged_state"] = _refused(h, f.deserializeFMUState, bytes(blob))
+    out["truncated_state"] = _refused(h, f.deserializeFMUState, bytes(blob[:40]))
+    n = (c_size_t * 1)()
+    derivs = (c_double * 4)()
+    out["me_call_on_cs"] = _refused(h, f.fmi3GetContinuousStateDerivatives, f.component, derivs, 4)
+    out["output_derivatives"] = _refused(h, f.fmi3GetOutputDerivatives, f.component, (c_uint32 * 1)(0), 1,
+                                         (c_int32 * 1)(1), (c_double * 1)(), 1)
+    out["enter_step_mode"] = _refused(h, f.fmi3EnterStepMode, f.component)
+    t_last = (c_double * 1)()
+    out["null_step_argument"] = _refused(h, f.fmi3DoStep, f.component, t_before, 0.01, False, None, (c_bool * 1)(),
+                                         (c_bool * 1)(), t_last)
+    kept = h.outputs() == before and f.getFloat64([time_vr])[0] == t_before
+    f.setFMUState(state)                                    # (the state taken before the refusals)
+    f.doStep(t_before, 0.01)
+    event, terminate, early = (c_bool * 1)(), (c_bool * 1)(), (c_bool * 1)()
+    status = f.fmi3DoStep(f.component, t_before + 0.01, 0.01, False, event, terminate, early, t_last)
+    f.fmi3GetNumberOfContinuousStates(f.component, n)
+    f.terminate()
+    f.freeInstance()
+    return {"cases": out, "kept": kept, "status_after": status, "last_successful": t_last[0],
+            "t_expected": t_before + 0.02, "early": bool(early[0]), "n_states": int(n[0])}
+
+
+@case
+def parameters(dir, enum_name, enum_code, int_name, real_param, bad_value):
+    """Options set as FMI 3.0 types (an Enumeration as Int64, a Count as Int32); a parameter out of its range
+    refused at fmi3ExitInitializationMode and accepted when set back (initialization can be retried)."""
+    h = Host(dir)
+    f, vr = h.f, h.vr
+    f.setInt64([vr[enum_name]], [enum_code])
+    f.enterInitializationMode(startTime=0.0)
+    enum_back = f.getInt64([vr[enum_name]])[0]
+    int_back = f.getInt32([vr[int_name]])[0]
+    good = f.getFloat64([vr[real_param]])[0]
+    f.setFloat64([vr[real_param]], [bad_value])
+    bad = _refused(h, f.exitInitializationMode)
+    f.setFloat64([vr[real_param]], [good])
+    retried = _refused(h, f.exitInitializationMode)
+    f.doStep(0.0, 0.01)
+    f.freeInstance()
+    return {"enum_back": enum_back, "int_back": int_back, "bad": bad, "retried": retried}
+
+
+@case
+def instantiation(dir):
+    """fmi3Instantiate* refusals (a wrong token, a resourcePath that is not the FMU's, NULL, event mode asked for,
+    intermediate variables, scheduled execution) and an instance without a logger (no messages, no crash)."""
+    h = Host(dir, instantiate=False)
+    f, md, out = h.f, h.md, {}
+    res = (os.path.join(dir, "resources") + os.sep).encode()
+    log = fmi3LogMessageCallback(h.logger)
+    ident = md.coSimulation.modelIdentifier
+
+    def cs(token=md.guid.encode(), path=res, event=False, required=None, logger=log):
+        before = len(h.messages)
+        n = len(required or [])
+        inst = f.fmi3InstantiateCoSimulation(b"x", token, path, False, False, event, False,
+                                             (c_uint32 * max(n, 1))(*(required or [0])), n, None, logger,
+                                             cast(None, fmi3IntermediateUpdateCallback))
+        return bool(inst), [m for _, m in h.messages[before:]], inst
+
+    for label, kwargs in (("token", dict(token=b"{not-this-one}")), ("path", dict(path=b"/nonexistent/dir/")),
+                          ("null_path", dict(path=None)), ("event_mode", dict(event=True)),
+                          ("intermediate", dict(required=[0]))):
+        made, said, inst = cs(**kwargs)
+        out[label] = {"made": made, "messages": said}
+        if made:
+            f.fmi3FreeInstance(inst)
+    before = len(h.messages)
+    inst = f.fmi3InstantiateScheduledExecution(b"x", md.guid.encode(), res, False, False, None, log,
+                                               cast(None, fmi3ClockUpdateCallback), cast(None, fmi3LockPreemptionCallback),
+                                               cast(None, fmi3UnlockPreemptionCallback))
+    out["scheduled"] = {"made": bool(inst), "messages": [m for _, m in h.messages[before:]]}
+    made, said, inst = cs(logger=cast(None, fmi3LogMessageCallback))
+    status = None
+    if made:                                                # (a refused call, nobody to tell: no crash)
+        try:
+            status = f.fmi3DoStep(inst, 0.0, 0.01, False, (c_bool * 1)(), (c_bool * 1)(), (c_bool * 1)(),
+                                  (c_double * 1)())
+        except FMICallException as exc:
+            status = exc.status
+        f.fmi3FreeInstance(inst)
+    out["no_logger"] = {"made": made, "status": status}
+    return {"cases": out, "identifier": ident}
+
+
+@case
+def model_exchange(dir):
+    """Model Exchange through FMI 3.0: the state table (event mode after initialization), bad states and time
+    refused with the states kept, the derivatives at the states set."""
+    h = Host(dir, me=True)
+    f, out = h.f, {}
+    f.enterInitializationMode(startTime=0.0)
+    f.exitInitializationMode()
+    n = (c_size_t * 1)()
+    f.fmi3GetNumberOfContinuousStates(f.component, n)
+    nx = int(n[0])
+    x = (c_double * nx)()
+    out["set_states_in_event_mode"] = _refused(h, f.fmi3SetContinuousStates, f.component, x, nx)
+    flags = [(c_bool * 1)() for _ in range(5)]
+    f.fmi3UpdateDiscreteStates(f.component, *flags, (c_double * 1)())
+    f.enterContinuousTimeMode()
+    f.fmi3GetContinuousStates(f.component, x, nx)
+    x0 = [float(v).hex() for v in x]
+    bad = (c_double * nx)(*x)
+    bad[0] = math.nan
+    out["nan_state"] = _refused(h, f.fmi3SetContinuousStates, f.component, bad, nx)
+    out["wrong_count"] = _refused(h, f.fmi3SetContinuousStates, f.component, x, nx + 1)
+    out["nan_time"] = _refused(h, f.setTime, math.nan)
+    out["do_step_on_me"] = _refused(h, f.fmi3DoStep, f.component, 0.0, 0.01, False, (c_bool * 1)(), (c_bool * 1)(),
+                                    (c_bool * 1)(), (c_double * 1)())
+    f.fmi3GetContinuousStates(f.component, x, nx)
+    kept = [float(v).hex() for v in x] == x0
+    dx = (c_double * nx)()
+    status = f.fmi3GetContinuousStateDerivatives(f.component, dx, nx)
+    f.freeInstance()
+    return {"cases": out, "kept": kept, "derivatives_status": status, "nx": nx}
+
+
+def _me(dir, start):
+    h = Host(dir, me=True)
+    f = h.f
+    for name, value in start.items():
+        v = h.var[name]
+        (f.setInt64 if v.type == "Enumeration" else f.setFloat64)([v.valueReference], [value])
+    f.enterInitializationMode(startTime=0.0)
+    f.exitInitializationMode()
+    f.fmi3UpdateDiscreteStates(f.component, *[(c_bool * 1)() for _ in range(5)], (c_double * 1)())
+    f.enterContinuousTimeMode()
+    return h
+
+
+@case
+def derivatives(dir, start):
+    """fmi3GetDirectionalDerivative of the state derivatives against central differences through the FMI 3.0 API
+    (A: by the states, B: by the drive inputs; relative to each block's largest entry), and fmi3GetAdjointDerivative
+    against the transpose of the directional derivatives."""
+    h = _me(dir, start)
+    f, md = h.f, h.md
+    states = [v.valueReference for v in md.modelVariables if v.name.startswith("state[")]
+    ders = [v.valueReference for v in md.modelVariables if v.name.startswith("der(state[")]
+    inputs = {v.name: v.valueReference for v in md.modelVariables if v.causality == "input"
+              and v.type == "Float64" and (v.name.endswith(".tau_drive") or v.name.endswith(".force"))}
+    nx = len(states)
+    x = (c_double * nx)()
+    # move off the start (rates, friction): a few explicit Euler steps of 1 ms
+    for k in range(20):
+        f.fmi3GetContinuousStates(f.component, x, nx)
+        dx = (c_double * nx)()
+        f.fmi3GetContinuousStateDerivatives(f.component, dx, nx)
+        f.setTime((k + 1) * 1e-3)
+        f.fmi3SetContinuousStates(f.component, (c_double * nx)(*[a + 1e-3 * b for a, b in zip(x, dx)]), nx)
+    f.fmi3GetContinuousStates(f.component, x, nx)
+    x = list(x)
+
+    def derivs():
+        dx = (c_double * nx)()
+        f.fmi3GetContinuousStateDerivatives(f.component, dx, nx)
+        return list(dx)
+    uvr = (c_uint32 * nx)(*ders)
+    columns = [("state", k, vr) for k, vr in enumerate(states)] + [("input", n, vr) for n, vr in inputs.items()]
+    dd, fd, statuses = [], [], set()
+    for kind, key, vr in columns:
+        col = (c_double * nx)()
+        statuses.add(f.fmi3GetDirectionalDerivative(f.component, uvr, nx, (c_uint32 * 1)(vr), 1, (c_double * 1)(1.0),
+                                                    1, col, nx))
+        if kind == "state":
+            def at(d):
+                f.fmi3SetContinuousStates(f.component, (c_double * nx)(*[v + d if i == key else v
+                                                                        for i, v in enumerate(x)]), nx)
+                return derivs()
+            base = 2e-7 * max(1.0, abs(x[key]))
+        else:
+            u = float(start.get(key, 0.0))
+
+            def at(d):
+                f.setFloat64([vr], [u + d])
+                return derivs()
+            base = 2e-4 * max(1.0, abs(u))
+        d1 = [(p - m) / (2 * base) for p, m in zip(at(base), at(-base))]
+        d2 = [(p - m) / base for p, m in zip(at(base / 2), at(-base / 2))]
+        at(0.0)
+        fd.append([(4 * b - a) / 3 for a, b in zip(d1, d2)])
+        dd.append(list(col))
+    blocks = {}
+    for name, cols in (("A", range(nx)), ("B", range(nx, len(columns)))):
+        scale = max([abs(fd[c][r]) for c in cols for r in range(nx)] or [0.0])
+        err = max([abs(dd[c][r] - fd[c][r]) for c in cols for r in range(nx)] or [0.0])
+        blocks[name] = [err / scale if scale else err, scale]
+    # adjoint: seed w over the unknowns -> J^T w over the knowns
+    kvr = [vr for _, _, vr in columns]
+    w = [math.sin(1.0 + 0.37 * i) for i in range(nx)]
+    adj = (c_double * len(kvr))()
+    statuses.add(f.fmi3GetAdjointDerivative(f.component, uvr, nx, (c_uint32 * len(kvr))(*kvr), len(kvr),
+                                            (c_double * nx)(*w), nx, adj, len(kvr)))
+    expect = [sum(w[r] * dd[c][r] for r in range(nx)) for c in range(len(kvr))]
+    scale = max(abs(e) for e in expect)
+    adjoint_err = max(abs(a - e) for a, e in zip(adj, expect)) / scale
+    f.freeInstance()
+    return {"blocks": blocks, "adjoint": [adjoint_err, scale], "statuses": sorted(statuses), "columns": len(columns)}
+
+
+@case
+def state_crossing(dir2, dir3, start, steps=30, dt=0.01):
+    """An FMU state serialized by the FMI 2.0 FMU restores into the FMI 3.0 FMU of the same build and the reverse;
+    both then step on bitwise alike."""
+    md2 = read_model_description(dir2)
+    s2 = FMU2Slave(guid=md2.guid, unzipDirectory=dir2, modelIdentifier=md2.coSimulation.modelIdentifier,
+                   instanceName="two")
+    s2.instantiate()
+    vr2 = {v.name: v for v in md2.modelVariables}
+    for name, value in start.items():
+        (s2.setInteger if vr2[name].type in ("Integer", "Enumeration") else s2.setReal)([vr2[name].valueReference],
+                                                                                       [value])
+    s2.setupExperiment(startTime=0.0)
+    s2.enterInitializationMode()
+    s2.exitInitializationMode()
+    for k in range(steps):
+        s2.doStep(k * dt, dt)
+    blob = s2.serializeFMUstate(s2.getFMUstate())
+    h3 = Host(dir3)
+    f3 = h3.f
+    f3.enterInitializationMode(startTime=0.0)
+    f3.exitInitializationMode()
+    f3.setFMUState(f3.deserializeFMUState(blob))
+    names = [v.name for v in h3.md.modelVariables if v.causality == "output" and v.type == "Float64"]
+    t = steps * dt
+    same_now = [float(x).hex() for x in s2.getReal([vr2[n].valueReference for n in names])] == h3.outputs()
+    for k in range(steps):
+        s2.doStep(t + k * dt, dt)
+        f3.doStep(t + k * dt, dt)
+    same_after = [float(x).hex() for x in s2.getReal([vr2[n].valueReference for n in names])] == h3.outputs()
+    back = f3.serializeFMUState(f3.getFMUState())
+    s2.setFMUstate(s2.deSerializeFMUstate(back))
+    same_back = [float(x).hex() for x in s2.getReal([vr2[n].valueReference for n in names])] == h3.outputs()
+    s2.freeInstance()
+    f3.freeInstance()
+    return {"same_now": same_now, "same_after": same_after, "same_back": same_back, "outputs": len(names)}
+
+
+def main(argv):
+    name, args = argv[1], json.loads(argv[2]) if len(argv) > 2 else {}
+    result = CASES[name](**args)
+    sys.stdout.write("RESULT " + json.dumps(result, default=str) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
