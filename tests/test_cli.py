@@ -77,7 +77,10 @@ def test_simulate_with_input_csv_equals_fmpy_directly(fmus, tmp_path):
 
 
 def test_simulate_a_model_by_name_builds_once_and_reuses_the_fmu(fmus, tmp_path):
+    from fmu_mb.native import cache_root
     env = dict(os.environ, FMU_MB_CACHE=str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()                # a fresh FMU cache; the session's kernel library (not compiled again)
+    (tmp_path / "cache" / "kernel-library").symlink_to(cache_root() / "kernel-library", target_is_directory=True)
     inp = torque_csv(tmp_path / "in.csv", 0.2)
     outputs = "joint1.q,joint3.qd,joint2.F[3],energy.kinetic"
     runs = [run("simulate", "five_axis", "--input", inp, "--stop-time", 0.2, "--step", 0.002, "--outputs", outputs,

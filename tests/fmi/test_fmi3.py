@@ -101,14 +101,14 @@ def _start(model, detail):
 @pytest.mark.parametrize("detail", [False, True], ids=["defaults", "detail"])
 @pytest.mark.parametrize("model", MODELS)
 def test_cosimulation_outputs_bitwise_equal_fmi2(native_fmus, fmi3_fmus, model, detail):
-    """FMPy runs both FMUs' co-simulation interfaces (1 s, 10 ms steps, the quick start's drives, the defaults and
+    """FMPy runs both FMUs' co-simulation interfaces (0.5 s, 10 ms steps, the quick start's drives, the defaults and
     the most detailed options): every output equals the FMI 2.0 FMU's bit for bit."""
-    kw = dict(stop_time=1.0, output_interval=0.01, start_values=_start(model, detail))
+    kw = dict(stop_time=0.5, output_interval=0.01, start_values=_start(model, detail))
     r2 = simulate_fmu(str(native_fmus[model].path), **kw)
     r3 = simulate_fmu(str(fmi3_fmus[model].path), **kw)
     names = [n for n in r2.dtype.names if n != "time"]
     assert len(names) > 10 and set(names) <= set(r3.dtype.names)
-    assert len(r2) == len(r3) == 101
+    assert len(r2) == len(r3) == 51
     differ = [n for n in names if not np.array_equal(r2[n], r3[n])]
     assert not differ, differ[:5]
     assert max(float(np.ptp(r2[n])) for n in names if r2.dtype[n].kind == "f") > 1e-3       # (the run moves)
@@ -117,11 +117,11 @@ def test_cosimulation_outputs_bitwise_equal_fmi2(native_fmus, fmi3_fmus, model, 
 @pytest.mark.parametrize("detail", [False, True], ids=["defaults", "detail"])
 @pytest.mark.parametrize("model", MODELS)
 def test_model_exchange_under_cvode_equals_fmi2(native_fmus, fmi3_fmus, model, detail):
-    """FMPy's CVODE on both FMUs' Model Exchange interfaces (0.2 s, at the tolerances of
+    """FMPy's CVODE on both FMUs' Model Exchange interfaces (0.1 s, at the tolerances of
     tests/fmi/test_model_exchange.py): every Float64 output agrees to 1e-9 (relative to max(1, |value|); the same
     derivatives from the same code: measured bitwise)."""
     _, _, rtol, interval = ME_RUNS[model]["detail" if detail else "defaults"]
-    kw = dict(fmi_type="ModelExchange", stop_time=0.2, output_interval=interval, relative_tolerance=rtol,
+    kw = dict(fmi_type="ModelExchange", stop_time=0.1, output_interval=interval, relative_tolerance=rtol,
               start_values=_start(model, detail))
     r2 = simulate_fmu(str(native_fmus[model].path), **kw)
     r3 = simulate_fmu(str(fmi3_fmus[model].path), **kw)
