@@ -11,7 +11,7 @@ import json
 import math
 import os
 import sys
-from ctypes import POINTER, byref, c_bool, c_double, c_int32, c_int64, c_size_t, c_uint32, cast
+from ctypes import c_bool, c_double, c_int32, c_size_t, c_uint32, cast
 
 from fmpy import read_model_description
 from fmpy.fmi1 import FMICallException
