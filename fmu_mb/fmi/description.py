@@ -84,6 +84,15 @@ def output_dependencies(itf: Interface, vr: int) -> list:
     return sorted(dynamic + inputs)
 
 
+def enumeration_items(element, v) -> None:
+    """An ``<Item>`` under ``element`` per value of the named option ``v``, codes 0, 1, … (FMI 2.0 and 3.0 alike)."""
+    for code, (item, text) in enumerate(v.items):
+        attrs = {"name": item, "value": str(code)}
+        if text:
+            attrs["description"] = text
+        etree.SubElement(element, "Item", **attrs)
+
+
 def unit_definitions(root, used) -> None:
     """``<UnitDefinitions>`` of the ``used`` unit names (fmu_mb.units: SI base exponents, display units) under
     ``root``, if any (the same element in FMI 2.0 and 3.0)."""
@@ -129,12 +138,8 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
         types = etree.SubElement(root, "TypeDefinitions")
         for v in itf.vars:
             if v.name in enums:
-                e = etree.SubElement(etree.SubElement(types, "SimpleType", name=enums[v.name]), "Enumeration")
-                for code, (item, text) in enumerate(v.items):
-                    attrs = {"name": item, "value": str(code)}
-                    if text:
-                        attrs["description"] = text
-                    etree.SubElement(e, "Item", **attrs)
+                enumeration_items(etree.SubElement(etree.SubElement(types, "SimpleType", name=enums[v.name]),
+                                                   "Enumeration"), v)
     cats = etree.SubElement(root, "LogCategories")
     for name, text in LOG_CATEGORIES.items():
         etree.SubElement(cats, "Category", name=name, description=text)

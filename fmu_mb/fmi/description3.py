@@ -23,7 +23,8 @@ import datetime
 from lxml import etree
 
 from .constants import LOG_CATEGORIES, in_fmi3_words
-from .description import _num, enum_type_name, fmu_guid, output_dependencies, state_dependencies, unit_definitions
+from .description import (_num, enum_type_name, enumeration_items, fmu_guid, output_dependencies, state_dependencies,
+                          unit_definitions)
 from .interface import Interface
 
 #: platform tuples of FMI 3.0 per native target (fmu_mb.native.library.TARGETS)
@@ -64,12 +65,7 @@ def model_description3(itf: Interface, description: str, version: str, tool: str
         types = etree.SubElement(root, "TypeDefinitions")
         for v in itf.vars:
             if v.name in enums:
-                e = etree.SubElement(types, "EnumerationType", name=enums[v.name])
-                for code, (item, text) in enumerate(v.items):
-                    attrs = {"name": item, "value": str(code)}
-                    if text:
-                        attrs["description"] = text
-                    etree.SubElement(e, "Item", **attrs)
+                enumeration_items(etree.SubElement(types, "EnumerationType", name=enums[v.name]), v)
     cats = etree.SubElement(root, "LogCategories")
     for name, text in LOG_CATEGORIES.items():
         etree.SubElement(cats, "Category", name=name, description=in_fmi3_words(text))

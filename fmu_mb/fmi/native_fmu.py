@@ -83,6 +83,7 @@ class _Baked:
 
     def __init__(self, module, values: dict, grid: dict | None = None):
         self._module, self._values, self.grid = module, values, grid or {}
+        self.__doc__ = module.__doc__           # (the module's: the FMU's description, not this class's docstring)
         self.OPTIONS = {k: (replace(o, default=values[k]) if k in values else o)
                         for k, o in getattr(module, "OPTIONS", {}).items()}
 
@@ -267,7 +268,8 @@ def build_native_fmus(model: str, out_dirs: dict, targets=None, validate: bool =
     meta = getattr(module, "FMU", {})
     cm, itf, compiled = checked_interface(model, module, model_file, dynamics)
     variants = carried_variants(module)
-    objects = cached(list(dict.fromkeys(t for ts in version_targets.values() for t in ts)), log)
+    every_target = list(dict.fromkeys(t for ts in version_targets.values() for t in ts))
+    objects = cached(every_target, log)
     digest = this_core_digest()
     with tempfile.TemporaryDirectory(prefix=f"fmu_mb_native_{model}_") as tmp:
         tmp = Path(tmp)
@@ -312,13 +314,12 @@ def build_native_fmus(model: str, out_dirs: dict, targets=None, validate: bool =
         table.write_text(model_table_source(itf, guid, "variants.arrays", violation, values, rows, texts, file_of,
                                             fixed_inputs, tables.classes))
         extra = {}
-        for target in dict.fromkeys(t for ts in version_targets.values() for t in ts):
+        for target in every_target:
             extra[target] = []
             if tables.irs:
                 extra[target].append(tmp / f"trajectory_tables_{target}.o")
                 extra[target][-1].write_bytes(table_object(tables.irs, target))
-        source = module._module if isinstance(module, _Baked) else module       # (not _Baked's own docstring)
-        description = (source.__doc__ or model).strip().splitlines()[0]
+        description = (module.__doc__ or model).strip().splitlines()[0]
         stop_time, comm_step = meta.get("stop_time", 10.0), meta.get("step_size", 1e-3)
         tool = f"fmu_mb {VERSION} (native)"
         results = {}
