@@ -1,6 +1,7 @@
 """The one build front of ``fmu-mb build`` and ``build_fmus.py``: models (names, model files, URDF files) into
 FMUs of either kind (Python FMUs, fmu_mb.fmi.builder; native FMUs, fmu_mb.fmi.native_fmu; both on the FMU
-core, fmu_mb.fmi.binary), the PD controller, and each FMU's cross-check folder (fmu_mb.crosscheck)."""
+core, fmu_mb.fmi.binary), the signal blocks (the PD controller and the excitation, fmu_mb.fmi.block_fmu), and
+each FMU's cross-check folder (fmu_mb.crosscheck)."""
 from __future__ import annotations
 
 import time
@@ -39,12 +40,14 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
           enumerations: bool = True, cross_check: Path | None = None, dynamics: bool = False, fmi=(2,),
           log=print) -> int:
     """Build the FMUs of ``models`` (names or model files) into ``out`` (native FMUs into OUT/native/, AArch64
-    ones into OUT/native-aarch64/, FMI 3.0 ones, every platform in one FMU, into OUT/fmi3/), the PD controller
-    unless ``controller`` is false, and the cross-check folder of every Python FMU into ``cross_check`` (None:
-    none); every result logged; ``dynamics``: every model's FMUs with the dynamics outputs (mass matrix, bias and
-    gravity forces); ``fmi``: the FMI versions of the native FMUs (Python FMUs and the controller are FMI 2.0).
+    ones into OUT/native-aarch64/, FMI 3.0 ones, every platform in one FMU, into OUT/fmi3/), the signal blocks
+    (the PD controller and the excitation) unless ``controller`` is false, and the cross-check folder of every
+    Python FMU (and both folders, co-simulation and Model Exchange, of every FMI 3.0 FMU) into ``cross_check``
+    (None: none); every result logged; ``dynamics``: every model's FMUs with the dynamics outputs (mass matrix, bias and
+    gravity forces); ``fmi``: the FMI versions of the native FMUs (Python FMUs and the signal blocks are FMI 2.0).
     Returns the number of FMUs FMPy's validation found problems in."""
     from .fmi import builder, controller as pd
+    from .fmi.excitation import build_excitation_fmu
     t0 = time.perf_counter()
     results = []
     try:
@@ -55,10 +58,12 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
             chosen = check_targets(targets or available_targets()) if 2 in fmi else available_targets()
             where = Path(out) / ("native-aarch64" if "linux-aarch64" in chosen else "native")
             outs = {v: where if v == 2 else Path(out) / "fmi3" for v in sorted(set(fmi))}
-        if controller and kind == "native":     # no Python in it: OUT/ (AArch64: with its native FMUs)
+        if controller and kind == "native":     # no Python in them: OUT/ (AArch64: with its native FMUs)
             results.append(pd.build_controller_fmu(where if "linux-aarch64" in chosen else out, targets=chosen))
+            results.append(build_excitation_fmu(where if "linux-aarch64" in chosen else out, targets=chosen))
         elif controller:
             results.append(pd.build_controller_fmu(out))
+            results.append(build_excitation_fmu(out))
         if kind in ("native", "both"):
             for v, folder in outs.items():
                 shown = chosen if v == 2 else check_targets(targets or available_targets(3), 3)
@@ -80,10 +85,12 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
     log(f"built {len(results)} FMU(s) in {time.perf_counter() - t0:.1f} s")
     python_fmus = [r for r in results
                    if r.path.parent not in (Path(out) / "native", Path(out) / "native-aarch64", Path(out) / "fmi3")]
-    if cross_check is not None and python_fmus:
+    fmi3_fmus = [r for r in results if r.path.parent == Path(out) / "fmi3"]
+    if cross_check is not None and (python_fmus or fmi3_fmus):
         from .crosscheck import write_folders         # (the native FMUs answer the same: tests/fmi/test_native_fmu.py)
         try:
             write_folders(python_fmus, cross_check, log)
+            write_folders(fmi3_fmus, cross_check, log, fmi_types=("cs", "me"))      # fmus/3.0/cs|me/x86_64-linux
         except (ValueError, RuntimeError, OSError) as exc:
             raise UserError(one_line(exc), 1) from None
     return failed
@@ -91,9 +98,9 @@ def build(models, out, kind: str = "python", targets=None, options: dict | None 
 
 def demo_first(models, out, kind: str = "both", targets=None, options: dict | None = None, enumerations: bool = True,
                cross_check: Path | None = None, dynamics: bool = False, fmi=(2,), log=print) -> int:
-    """``fmu-mb build --demo`` (the quick start's first run): the demo's FMUs first (crane.fmu and
-    pd_controller.fmu, Python FMUs; the kernel library compiles with them), then the closed-loop demo
-    (fmu_mb.demo) in its own process while the rest of the build goes on at a lower priority (nice 5: on a
+    """``fmu-mb build --demo`` (the quick start's first run): the demo's FMUs first (crane.fmu, a Python FMU, and
+    the signal blocks pd_controller.fmu and excitation.fmu; the kernel library compiles with them), then the
+    closed-loop demo (fmu_mb.demo) in its own process while the rest of the build goes on at a lower priority (nice 5: on a
     2-core machine the demo keeps a core); the demo's lines are printed as they come, prefixed "demo:".
     Builds what :func:`build` would. Returns the number of FMUs with problems, plus one if the demo failed."""
     import os
@@ -106,7 +113,7 @@ def demo_first(models, out, kind: str = "both", targets=None, options: dict | No
         from .fmi.native_fmu import available_targets, check_targets
         chosen = check_targets(targets or available_targets())
         after.append(f"native FMUs of {', '.join(map(str, models))} for {', '.join(chosen)}")
-    log("first run: Python FMUs of crane and the PD controller first (the demo's), then the demo"
+    log("first run: the Python FMU of crane, the PD controller and the excitation first (the demo's), then the demo"
         + (f", while {' and '.join(after)} build" if after else ""))
     failed = build(["crane"], out, "python", enumerations=enumerations, cross_check=cross_check, dynamics=dynamics,
                    log=log)

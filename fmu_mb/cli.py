@@ -8,6 +8,7 @@
     fmu-mb info FMU
     fmu-mb scenario NAME [--out DIR]
     fmu-mb demo [--fmus DIR] [--out DIR] [--time S]
+    fmu-mb ssp [MODEL|FILE.py] [--set NAME=VALUE ...] [--step S] [--stop-time S] [--omega W] [--out FILE.ssp]
     fmu-mb linearize MODEL [--set OPTION=VALUE ...] [--at POINT] [--drive INPUT=VALUE ...] [--inputs ...]
                      [--outputs ...] [--dt S] [--out FILE.mat|.npz] [--report PAGE.html]
 
@@ -249,6 +250,19 @@ def _demo(args) -> int:
         raise
 
 
+def _ssp(args) -> int:
+    from .errors import one_line
+    from .ssp import write_closed_loop
+    try:
+        write_closed_loop(args.model, args.out, args.step, args.stop_time, args.omega, args.set,
+                          targets=args.target or None)
+    except (KeyError, ValueError) as exc:
+        raise UserError(f"ssp: {one_line(exc.args[0] if isinstance(exc, KeyError) else exc)}", 2) from None
+    except (RuntimeError, OSError) as exc:
+        raise UserError(f"ssp: {one_line(exc)}", 1) from None
+    return 0
+
+
 def _sweep(args) -> int:
     from .fmu_cache import FmuBuildError
     from .sweep import StudyError, load_study, run_study
@@ -440,6 +454,20 @@ Finished runs are skipped when the study is run again (results keyed by what def
 The study file is TOML; its entries are documented in fmu_mb/sweep/spec.py and docs/sweeps.md."""
 
 
+SSP_DESCRIPTION = """Write a mechanism's closed loop as an SSP 1.0 file (SystemStructure.ssd, one .ssv parameter set
+per component, the FMUs in resources/): a reference model (the mechanism FMU in programmed mode) gives joint
+references and required drives to the PD controller FMU, which drives the same FMU as the plant (torque mode).
+For the crane, the quick start's loop (python -m fmu_mb.demo): the excitation FMU adds paper 001's column pulse.
+The FMUs are built for it (native, Integer options: libcosim reads no FMI 2.0 Enumeration).
+
+    fmu-mb ssp                                      # dist/ssp/crane_closed_loop.ssp, the quick start's loop
+    fmu-mb ssp crane --set model.n_div=8 --out crane8.ssp
+    fmu-mb ssp three_loop --omega 20                # another mechanism with a programmed mode
+    fmu-mb ssp path/to/my_arm.py                    # your model file (with OPTIONS["mode"])
+
+FMPy and libcosim run it to the same result as the Python master (fmu_mb.system.run; docs/systems.md)."""
+
+
 def parser() -> argparse.ArgumentParser:
     from . import registry
     from .runs import MAX_PLOTS
@@ -485,7 +513,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--model", "--model-file", action="append", dest="model", metavar="MODEL",
                    help="the same, as an option (repeatable)")
     b.add_argument("--out", default="dist", help="output directory (default: dist)")
-    b.add_argument("--no-controller", action="store_true", help="do not build the PD controller FMU")
+    b.add_argument("--no-controller", action="store_true", help="do not build the signal blocks (the PD controller "
+                   "and the excitation FMU)")
     b.add_argument("--demo", action="store_true",
                    help="the quick start's first run: build the crane demo's FMUs first, then run the demo "
                         "(python -m fmu_mb.demo) on one core while the rest builds on the other")
@@ -646,6 +675,26 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--time", type=_positive("--time"), default=None,
                    help="simulated time, s (default: crane 5, five_axis 4)")
     d.set_defaults(func=_demo, parser=d)
+
+    p = sub.add_parser("ssp", help="a mechanism's closed loop (reference model, PD controller, plant) as an SSP "
+                       "file for FMPy, OSP libcosim and other SSP tools", description=SSP_DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", nargs="?", default="crane", metavar="MODEL",
+                   help="a mechanism with a programmed mode: a name in models/ (default: crane, the quick start's "
+                        "loop) or a model file")
+    p.add_argument("--set", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+                   help="the plant's parameter values, e.g. model.friction=lugre model.n_div=8 (default for the "
+                        "crane: flexible jib, LuGre; model.mode is torque)")
+    p.add_argument("--step", type=_positive("--step"), metavar="S",
+                   help="the exchange step, s (default: crane 0.00025, others 0.001)")
+    p.add_argument("--stop-time", type=_positive("--stop-time"), metavar="S", help="the default experiment's end, s "
+                   "(default 5)")
+    p.add_argument("--omega", type=_positive("--omega"), metavar="RAD_S", help="the PD law's natural frequency "
+                   "(Kp = ω² M_jj, Kd = 2ω M_jj; default: crane 6, others 10)")
+    p.add_argument("--target", nargs="+", metavar="PLATFORM", help="platforms of the FMUs' binaries (default: "
+                   "linux64, and win64 where mingw-w64 is installed)")
+    p.add_argument("--out", metavar="FILE", help="the .ssp to write (default: dist/ssp/<model>_closed_loop.ssp)")
+    p.set_defaults(func=_ssp, parser=p)
     return ap
 
 

@@ -2,7 +2,8 @@
 
 ``write_artifacts(fmu, root)`` writes ``<root>/fmus/2.0/cs/linux64/fmu_mb/<version>/<Model>/``
 with ``<Model>.fmu`` (a copy), ``<Model>_in.csv``, ``<Model>_ref.csv``, ``<Model>_ref.opt`` and
-``ReadMe.md``. The reference is the FMU run by ``fmpy.simulate_fmu`` exactly as the importer
+``ReadMe.md``; for an FMI 3.0 FMU ``<root>/fmus/3.0/cs|me/x86_64-linux/...`` (``fmi_type="me"``: its Model
+Exchange interface under FMPy's CVODE at ``_ref.opt``'s RelTol, the output interval its StepSize). The reference is the FMU run by ``fmpy.simulate_fmu`` exactly as the importer
 ``python -m fmpy.cross_check`` runs it: in a fresh Python, the written ``_in.csv`` read with
 ``fmpy.util.read_csv``, ``validate=False, step_size, stop_time, input, output``; ``reproduce(folder)``
 repeats that run.
@@ -159,6 +160,11 @@ SCENARIOS = {
          "q[1]": Sine(0.45, 0.5, -0.2), "qd[1]": Sine(0.45 * math.pi, 0.5, math.pi / 2 - 0.2),
          "q_ref[2]": Sine(0.2, 1.0), "qd_ref[2]": Sine(0.4 * math.pi, 1.0, math.pi / 2),
          "tau_ff[2]": Pulse(5.0, 2.0, 4.0)}),
+    "excitation": Scenario(
+        "The excitation at its defaults (amplitude 0: no pulse on any channel) passes each signal through: "
+        "channel 1 a 1 Hz sine, channel 2 a 5-unit pulse from 2 s to 4 s. Direct feedthrough: FMPy reads the "
+        "outputs after each step, which are the inputs set at that step's start.",
+        ("y[1]", "y[2]"), {"u[1]": Sine(1.0, 1.0), "u[2]": Pulse(5.0, 2.0, 4.0)}),
 }
 
 
@@ -246,14 +252,18 @@ def _input_rows(md, scenario: Scenario, stop: float, step: float):
 
 _RUN = """import sys, numpy as np, fmpy
 from fmpy.util import read_csv
-fmu, inp, stop, step, out, *names = sys.argv[1:]
-r = fmpy.simulate_fmu(fmu, validate=False, step_size=float(step), stop_time=float(stop),
-                      input=read_csv(inp) if inp else None, output=names)
+fmu, inp, stop, step, kind, rtol, out, *names = sys.argv[1:]
+r = fmpy.simulate_fmu(fmu, validate=False, fmi_type=kind, step_size=float(step), stop_time=float(stop),
+                      relative_tolerance=float(rtol), input=read_csv(inp) if inp else None, output=names)
 np.save(out, np.asarray(r))
 """
+#: the cross-check's FMI types -> FMPy's
+FMI_TYPES = {"cs": "CoSimulation", "me": "ModelExchange"}
+#: RelTol of ``_ref.opt``: CVODE's relative tolerance for a Model Exchange reference (a co-simulation FMU ignores it)
+REL_TOL = {"cs": 1e-4, "me": 1e-6}
 
 
-def _simulate_apart(fmu: Path, in_csv: Path | None, stop: float, step: float, outputs):
+def _simulate_apart(fmu: Path, in_csv: Path | None, stop: float, step: float, outputs, fmi_type: str = "cs"):
     """The importer's run in a fresh Python that has not imported fmu_mb (as ``python -m
     fmpy.cross_check``): the FMU runs the core it carries, whatever core this process has."""
     import subprocess
@@ -262,27 +272,36 @@ def _simulate_apart(fmu: Path, in_csv: Path | None, stop: float, step: float, ou
     with tempfile.TemporaryDirectory(prefix="fmu_mb_xc_") as tmp:
         out = Path(tmp) / "result.npy"
         r = subprocess.run([sys.executable, "-c", _RUN, str(fmu.resolve()), str(in_csv.resolve()) if in_csv else "",
-                            repr(stop), repr(step), str(out), *outputs], cwd=tmp, capture_output=True, text=True)
+                            repr(stop), repr(step), FMI_TYPES[fmi_type], repr(REL_TOL[fmi_type]), str(out), *outputs],
+                           cwd=tmp, capture_output=True, text=True)
         if r.returncode != 0 or not out.is_file():
             why = [x for x in (r.stderr + r.stdout).strip().splitlines() if x.strip()][-3:]
             raise RuntimeError(f"simulating {fmu.name} with FMPy failed: {' '.join(why) or f'exit code {r.returncode}'}")
         return np.load(out, allow_pickle=False)
 
 
-def model_folder(root, model: str) -> Path:
-    """``<root>/fmus/2.0/cs/linux64/fmu_mb/<version>/<model>``."""
-    return Path(root) / "fmus" / "2.0" / "cs" / "linux64" / TOOL / __version__ / model
+#: the cross-check's platform folder per FMI version (FMI 3.0 names platforms by tuple)
+PLATFORMS = {"2.0": "linux64", "3.0": "x86_64-linux"}
 
 
-def write_artifacts(fmu_path, root, scenario: Scenario | None = None) -> Path:
-    """Write the cross-check folder of the built FMU ``fmu_path`` under ``root`` (scenario:
-    default :func:`scenario_for` its model) and return it. ValueError if a name of the scenario
-    is not a variable of the FMU or a file would exceed the rules' sizes, RuntimeError if the
-    run fails."""
+def model_folder(root, model: str, fmi_version: str = "2.0", fmi_type: str = "cs") -> Path:
+    """``<root>/fmus/<fmi_version>/<fmi_type>/<platform>/fmu_mb/<version>/<model>``."""
+    return Path(root) / "fmus" / fmi_version / fmi_type / PLATFORMS[fmi_version] / TOOL / __version__ / model
+
+
+def write_artifacts(fmu_path, root, scenario: Scenario | None = None, fmi_type: str = "cs") -> Path:
+    """Write the cross-check folder of the built FMU ``fmu_path`` under ``root`` for its interface ``fmi_type``
+    ("cs" or "me"; scenario: default :func:`scenario_for` its model) and return it. ValueError if a name of the
+    scenario is not a variable of the FMU, the FMU lacks that interface or a file would exceed the rules' sizes,
+    RuntimeError if the run fails."""
     from fmpy import read_model_description
 
     fmu_path = Path(fmu_path)
     md = read_model_description(str(fmu_path))
+    if fmi_type not in FMI_TYPES or getattr(md, "coSimulation" if fmi_type == "cs" else "modelExchange") is None:
+        raise ValueError(f"{fmu_path.name} has no {FMI_TYPES.get(fmi_type, fmi_type)} interface")
+    if md.fmiVersion not in PLATFORMS:
+        raise ValueError(f"{fmu_path.name}: FMI {md.fmiVersion}; cross-check folders are written for FMI 2.0 and 3.0")
     scenario = scenario or scenario_for(md)
     _check_names(md, scenario)
     if fmu_path.stat().st_size > MAX_FMU:
@@ -293,7 +312,7 @@ def write_artifacts(fmu_path, root, scenario: Scenario | None = None) -> Path:
     step = communication_step(md, stop)
 
     name = md.modelName
-    folder = model_folder(root, name)
+    folder = model_folder(root, name, md.fmiVersion, fmi_type)
     folder.mkdir(parents=True, exist_ok=True)
     fmu = folder / f"{name}.fmu"
     shutil.copyfile(fmu_path, fmu)
@@ -303,37 +322,42 @@ def write_artifacts(fmu_path, root, scenario: Scenario | None = None) -> Path:
         _write_csv(in_csv, *_input_rows(md, scenario, stop, step))
     elif in_csv.exists():
         in_csv.unlink()
-    result = _simulate_apart(fmu, in_csv if has_inputs else None, stop, step, scenario.outputs)
+    result = _simulate_apart(fmu, in_csv if has_inputs else None, stop, step, scenario.outputs, fmi_type)
     columns = ["time", *scenario.outputs]
     _write_csv(folder / f"{name}_ref.csv", columns, zip(*(result[c] for c in columns)))
     (folder / f"{name}_ref.opt").write_text(
-        f"StartTime, {start!r}\nStopTime, {stop!r}\nStepSize, {step!r}\nRelTol, 0.0001\n")
-    (folder / "ReadMe.md").write_text(_readme(md, fmu, scenario, start, stop, step, len(result), has_inputs))
+        f"StartTime, {start!r}\nStopTime, {stop!r}\nStepSize, {step!r}\nRelTol, {REL_TOL[fmi_type]!r}\n")
+    (folder / "ReadMe.md").write_text(_readme(md, fmu, scenario, start, stop, step, len(result), has_inputs,
+                                              fmi_type))
     return folder
 
 
 
-def write_folders(results, root: Path, log=print) -> None:
-    """The cross-check folder of every valid FMU of ``results`` (fmu_mb.fmi.builder.BuildResult) under
-    ``root``, one line each logged; ValueError/RuntimeError naming the FMU whose folder failed."""
+def write_folders(results, root: Path, log=print, fmi_types=("cs",)) -> None:
+    """The cross-check folders (one per interface of ``fmi_types``) of every valid FMU of ``results``
+    (fmu_mb.fmi.builder.BuildResult) under ``root``, one line each logged; ValueError/RuntimeError naming the FMU
+    whose folder failed."""
     import time
     t0 = time.perf_counter()
     for r in results:
         if r.problems:
             log(f"cross-check: {r.path.name} skipped (not a valid FMU)")
             continue
-        t1 = time.perf_counter()
-        try:
-            folder = write_artifacts(r.path, root)
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise type(exc)(f"cross-check artifacts of {r.path.name} failed: {' '.join(str(exc).split())}") from None
-        rows = len((folder / f"{folder.name}_ref.csv").read_text().splitlines()) - 1
-        log(f"cross-check: {folder}  {rows} rows  {time.perf_counter() - t1:.1f} s")
+        for kind in fmi_types:
+            t1 = time.perf_counter()
+            try:
+                folder = write_artifacts(r.path, root, fmi_type=kind)
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise type(exc)(f"cross-check artifacts of {r.path.name} failed: {' '.join(str(exc).split())}") \
+                    from None
+            rows = len((folder / f"{folder.name}_ref.csv").read_text().splitlines()) - 1
+            log(f"cross-check: {folder}  {rows} rows  {time.perf_counter() - t1:.1f} s")
     log(f"cross-check artifacts of {len(results)} FMU(s) in {root} in {time.perf_counter() - t0:.1f} s")
 
 def reproduce(folder):
     """(result, reference, options) of the folder's FMU run as ``python -m fmpy.cross_check``
-    runs it: ``_ref.opt`` and ``_in.csv`` read with fmpy.util, ``simulate_fmu(validate=False)``."""
+    runs it: ``_ref.opt`` and ``_in.csv`` read with fmpy.util, ``simulate_fmu(validate=False)`` (a
+    Model Exchange folder, ``.../me/...``: its Model Exchange interface at the RelTol of ``_ref.opt``)."""
     import fmpy
     from fmpy.util import read_csv, read_ref_opt_file
 
@@ -343,8 +367,11 @@ def reproduce(folder):
     reference = read_csv(str(folder / f"{name}_ref.csv"))
     in_csv = folder / f"{name}_in.csv"
     signals = read_csv(str(in_csv)) if in_csv.is_file() else None
-    result = fmpy.simulate_fmu(str(folder / f"{name}.fmu"), validate=False, step_size=opt["StepSize"] or None,
-                               stop_time=opt["StopTime"], input=signals, output=list(reference.dtype.names[1:]))
+    kind = "me" if folder.parents[3].name == "me" else "cs"
+    result = fmpy.simulate_fmu(str(folder / f"{name}.fmu"), validate=False, fmi_type=FMI_TYPES[kind],
+                               step_size=opt["StepSize"] or None, stop_time=opt["StopTime"],
+                               relative_tolerance=opt["RelTol"], input=signals,
+                               output=list(reference.dtype.names[1:]))
     return result, reference, opt
 
 
@@ -389,15 +416,23 @@ def _solver(variables) -> str:
     return text
 
 
-def _readme(md, fmu: Path, scenario: Scenario, start, stop, step, rows, has_inputs) -> str:
+def _python_fmu(fmu: Path) -> bool:
+    """Whether the FMU runs its model in CPython (a pythonfmu FMU carrying fmu_mb's sources)."""
+    with zipfile.ZipFile(fmu) as z:
+        return any(n.startswith("resources/fmu_mb/") for n in z.namelist())
+
+
+def _readme(md, fmu: Path, scenario: Scenario, start, stop, step, rows, has_inputs, fmi_type: str = "cs") -> str:
     import fmpy
     variables = {v.name: v for v in md.modelVariables}
     name = md.modelName
     native = _native_kernels(fmu)
     here = f"CPython {platform.python_version()}"
+    me = fmi_type == "me"
+    call_extra = f'fmi_type="ModelExchange", relative_tolerance={REL_TOL["me"]!r}, ' if me else ""
     lines = [f"# {name}", "", f"{md.description or name}", "",
-             f"Exported by fmu_mb {__version__} (generation tool: {md.generationTool}), FMI 2.0 co-simulation, "
-             "linux64.", "",
+             f"Exported by fmu_mb {__version__} (generation tool: {md.generationTool}), FMI {md.fmiVersion} "
+             f"{'Model Exchange' if me else 'co-simulation'}, {PLATFORMS[md.fmiVersion]}.", "",
              "## Scenario", "", scenario.about, "",
              f"Start {start:g} s, stop {stop:g} s. Every parameter keeps its default (start value in the "
              "modelDescription): the cross-check importers set no start values.", ""]
@@ -414,19 +449,24 @@ def _readme(md, fmu: Path, scenario: Scenario, start, stop, step, rows, has_inpu
     lines += [f"## Outputs (`{name}_ref.csv`)", "", "| name | unit | description |", "|---|---|---|"]
     lines += [f"| `{n}` | {_unit(variables[n])} | {variables[n].description or ''} |" for n in scenario.outputs]
     lines += ["", "## How the reference was produced", "",
-              f"`fmpy.simulate_fmu(\"{name}.fmu\", validate=False, step_size={step!r}, stop_time={stop!r}, "
-              f"input=fmpy.util.read_csv(\"{name}_in.csv\"), output=[...])`" if has_inputs else
-              f"`fmpy.simulate_fmu(\"{name}.fmu\", validate=False, step_size={step!r}, stop_time={stop!r}, "
-              "output=[...])`",
+              f"`fmpy.simulate_fmu(\"{name}.fmu\", validate=False, {call_extra}step_size={step!r}, "
+              f"stop_time={stop!r}, input=fmpy.util.read_csv(\"{name}_in.csv\"), output=[...])`" if has_inputs else
+              f"`fmpy.simulate_fmu(\"{name}.fmu\", validate=False, {call_extra}step_size={step!r}, "
+              f"stop_time={stop!r}, output=[...])`",
               f"with FMPy {fmpy.__version__}, numpy {np.__version__}, {here} on {platform.system()} "
-              f"{platform.machine()} — the call `python -m fmpy.cross_check` makes. {rows} rows. For a "
+              f"{platform.machine()}" + (f" (FMPy's CVODE on the Model Exchange interface, relative tolerance "
+                                          f"{REL_TOL['me']:g} = the `RelTol` of `{name}_ref.opt`, output every "
+                                          f"{step:g} s = its `StepSize`). {rows} rows. " if me else
+                                          f" — the call `python -m fmpy.cross_check` makes. {rows} rows. For a "
               "co-simulation FMU FMPy takes the communication step from the DefaultExperiment (its "
               f"stepSize, doubled until at most 1000 steps fit): {step:g} s, the `StepSize` of `{name}_ref.opt`; "
               "inputs are set at the start of each step and held over it, and at a discontinuity of the "
-              "input FMPy ends the step there (an extra row). Values are written in their shortest "
+              "input FMPy ends the step there (an extra row). ") + "Values are written in their shortest "
               "round-trip form (up to 17 significant digits): the CSV holds the doubles exactly.", "",
-              f"The FMU's internal solver: {_solver(variables)}. It has no error control and ignores `RelTol` "
-              "(which the rules require in `_ref.opt`).", "",
+              (f"The importer's solver integrates the FMU's continuous states; its own solver settings "
+               f"({_solver(variables)}) apply to its co-simulation interface only." if me else
+               f"The FMU's internal solver: {_solver(variables)}. It has no error control and ignores `RelTol` "
+               "(which the rules require in `_ref.opt`)."), "",
               "## Comparison", "",
               "Cross-check criterion: FMPy's `fmpy.cross_check.validate_result` (a band of ±10 % of each "
               "signal's range around the reference, widened by ±10 of 1000 resampled points in time; at most "
@@ -436,8 +476,13 @@ def _readme(md, fmu: Path, scenario: Scenario, start, stop, step, rows, has_inpu
               "bitwise): the internal step is fixed, the kernels are deterministic compiled code and the "
               "CSV is exact, so any difference there is a defect. Other machines were not tested; there "
               "the band criterion applies.", "",
-              "## Platform requirement", "",
-              "The FMU is a C layer in front of pythonfmu's wrapper and runs the model in CPython. The importing "
+              "## Platform requirement", ""]
+    if not _python_fmu(fmu):
+        lines += ["The FMU's binary is the FMU core and its model compiled to C (fmu_mb's native FMU: no Python): "
+                  f"the importing machine needs {PLATFORMS[md.fmiVersion]} and its C library (libc, libm), nothing "
+                  "else (rule 9.1.3).", ""]
+        return "\n".join(lines)
+    lines += ["The FMU is a C layer in front of pythonfmu's wrapper and runs the model in CPython. The importing "
               "machine needs linux x86-64 and " + f"CPython 3 (built and tested with {here})" +
               " as a shared library, with numpy importable: a Python host (FMPy) lends its own interpreter; "
               "otherwise the binary loads `$FMU_MB_LIBPYTHON`, else the build machine's libpython path, else "

@@ -2,15 +2,19 @@
 
     python -m fmu_mb.demo [crane | five_axis] [--fmus dist] [--out results/demo] [--time S]
 
-**crane** (default; paper 001): model-based tracking control of the full-detail crane. Three FMU
-instances in one FMPy master loop at 1 ms:
+**crane** (default; paper 001): model-based tracking control of the full-detail crane. Four FMU
+instances (fmu_mb.system.crane_closed_loop: the system ``fmu-mb ssp`` writes as an .ssp), exchanging
+every 0.25 ms the way an SSP master does (fmu_mb.system.run: outputs reach inputs one step later):
 
 * a *reference model* — crane.fmu in programmed mode, rigid jib and base, no friction: E held on the
   ellipse a = 3 m, b = 2 m and lifted 0.2 m in 1 s (eqs. 17, 22), the column pushed by paper 001's
   −4000 N·m pulse for 0.1 s (eq. 21). It gives the joint references q_ref, q̇_ref and, through
   ``<joint>.tau_required``, the drives that realise the programmed motion (feed-forward);
+* the *excitation* — excitation.fmu: the pulse, into the reference's column drive and added to the
+  column's feed-forward (from the second step: no SSP master's start may reach the result);
 * the *PD controller* — pd_controller.fmu: τ = τ_ff + Kp (q_ref − q) + Kd (q̇_ref − q̇), gains from
-  the rigid crane's mass-matrix diagonal (Kp = ω² M_jj, Kd = 2ζω M_jj, ω = 6 rad/s, ζ = 1);
+  the rigid crane's mass-matrix diagonal (Kp = ω² M_jj, Kd = 2ζω M_jj, ω = 6 rad/s, ζ = 1), drives
+  enabled after the first exchanges (t_enable = 2.5 steps);
 * the *plant* — crane.fmu in torque mode at full detail: RFEM-flexible jib (eq. 7), LuGre friction
   in the three journals loaded by the joint reactions (eqs. 13-15), base on eight springs.
 
@@ -39,6 +43,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from .system import (CRANE_JOINTS, CRANE_PLANT as PLANT, PULSE, PULSE_TIME,  # noqa: F401  (the demo's constants)
+                     crane_gains, mass_matrix)
 
 DEMOS = ("crane", "five_axis")
 
@@ -82,33 +89,7 @@ def _fmus(fmu_dir: Path, names) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ crane
-CRANE_JOINTS = ("column", "jib", "arm")
-PULSE, PULSE_TIME = -4000.0, 0.1            # N·m on the column for 0 ≤ t < 0.1 s (paper 001 eq. 21)
 ELLIPSE = (3.0, 2.0)                        # m, semi-axes (paper 001 eq. 17)
-
-
-def mass_matrix(cm, q) -> np.ndarray:
-    """M(q) of a compiled mechanism (kernels.crba), by the native kernel library where a build has put it
-    (fmu_mb.native: no numba compile, which took 22 s on a first run), else by numba's JIT kernels."""
-    from .backend import kernel_set
-    from .model import make_data
-    from .native import fallback_dir
-    k = kernel_set("auto", (fallback_dir(),))[0]
-    data = make_data(cm.model)
-    m, d = k.handles(cm.model, data)
-    k.forward_kinematics(m, d, np.ascontiguousarray(q, dtype=float), np.zeros(cm.model.nv))
-    k.crba(m, d)
-    return data.M.copy()
-
-
-def crane_gains(omega=6.0, zeta=1.0):
-    """Kp, Kd of the column, jib and arm from the rigid crane's mass-matrix diagonal at its start."""
-    from . import registry
-    from .model import compile_mechanism
-    cm = compile_mechanism(registry.build("crane", mode="torque"))
-    M = np.diag(mass_matrix(cm, cm.q0))
-    m = np.array([M[cm.joint(j).dofadr] for j in CRANE_JOINTS])
-    return omega ** 2 * m, 2 * zeta * omega * m
 
 
 def ellipse_distance(x, y, a=ELLIPSE[0], b=ELLIPSE[1]):
@@ -119,90 +100,55 @@ def ellipse_distance(x, y, a=ELLIPSE[0], b=ELLIPSE[1]):
     return np.abs(phi) / grad
 
 
-PLANT = {"model.mode": 1, "model.link": 1, "model.friction": 2}     # torque mode, flexible jib, LuGre
-
 
 def crane(fmu_dir="dist", out_dir="results/demo", T=5.0, h=2.5e-4, report=True, plant_options=None,
           omega=6.0, say=None) -> str:
     """Run the crane demo (module docstring) and return its summary. h: the master's step (s), omega:
     the PD law's natural frequency (rad/s); plant_options: the plant's model.* values; ``say``: given each
     line of the summary as soon as it is known (the plot's before the report is written)."""
+    from .system import crane_closed_loop, run
     say = say or (lambda line: None)
     fmu_dir, out_dir = Path(fmu_dir), Path(out_dir)
-    paths = _fmus(fmu_dir, ("crane", "pd_controller"))
+    _fmus(fmu_dir, ("crane", "pd_controller", "excitation"))
     out_dir.mkdir(parents=True, exist_ok=True)
     plant_options = dict(PLANT if plant_options is None else plant_options)
-    Kp, Kd = crane_gains(omega)
+    system = crane_closed_loop(fmu_dir, h, T, omega, plant_options)
     n = len(CRANE_JOINTS)
-    inst = []
-    try:
-        ref = _Instance(paths["crane"], "reference", {"model.mode": 0, "model.base": 1})
-        inst.append(ref)
-        plant = _Instance(paths["crane"], "plant", plant_options)
-        inst.append(plant)
-        ctrl = _Instance(paths["pd_controller"], "controller", reals={
-            **{f"Kp[{i + 1}]": Kp[i] for i in range(n)}, **{f"Kd[{i + 1}]": Kd[i] for i in range(n)}})
-        inst.append(ctrl)
-        R_q, R_qd = ref.refs(f"{j}.q" for j in CRANE_JOINTS), ref.refs(f"{j}.qd" for j in CRANE_JOINTS)
-        R_req, R_E = ref.refs(f"{j}.tau_required" for j in CRANE_JOINTS), ref.refs(f"E.r[{k}]" for k in (1, 2, 3))
-        R_pulse = ref.refs(["column.tau_drive"])
-        P_out = plant.refs(plant.outputs)
-        col = {name: i for i, name in enumerate(plant.outputs)}
-        P_q = [col[f"{j}.q"] for j in CRANE_JOINTS]
-        P_qd = [col[f"{j}.qd"] for j in CRANE_JOINTS]
-        P_tau = plant.refs(f"{j}.tau_drive" for j in CRANE_JOINTS)
-        C_in = {k: ctrl.refs(f"{k}[{i + 1}]" for i in range(n)) for k in ("q_ref", "qd_ref", "tau_ff", "q", "qd")}
-        C_tau = ctrl.refs(f"tau[{i + 1}]" for i in range(n))
-        steps = int(round(T / h))
-        log_ref = np.zeros((steps + 1, 3 * n + 3))       # q_ref, qd_ref, tau_ff, E_ref
-        log_plant = np.zeros((steps + 1, len(P_out)))
-        log_tau = np.zeros((steps + 1, n))
-        t0 = time.perf_counter()
-        for k in range(steps + 1):
-            t = k * h
-            pulse = PULSE if t < PULSE_TIME - 1e-12 else 0.0
-            q_ref, qd_ref = ref.s.getReal(R_q), ref.s.getReal(R_qd)
-            ff = np.array(ref.s.getReal(R_req))
-            ff[0] += pulse                             # the column's applied pulse is feed-forward too
-            y = plant.s.getReal(P_out)
-            ctrl.s.setReal(C_in["q_ref"], q_ref)
-            ctrl.s.setReal(C_in["qd_ref"], qd_ref)
-            ctrl.s.setReal(C_in["tau_ff"], list(ff))
-            ctrl.s.setReal(C_in["q"], [y[i] for i in P_q])
-            ctrl.s.setReal(C_in["qd"], [y[i] for i in P_qd])
-            tau = ctrl.s.getReal(C_tau)
-            log_ref[k] = [*q_ref, *qd_ref, *ff, *ref.s.getReal(R_E)]
-            log_plant[k], log_tau[k] = y, tau
-            if k == steps:
-                break
-            plant.s.setReal(P_tau, tau)
-            ref.s.setReal(R_pulse, [pulse])
-            for s in (ref, ctrl, plant):
-                s.s.doStep(t, h)
-        wall = time.perf_counter() - t0
-    finally:
-        for s in inst:
-            s.close()
-    t = np.arange(steps + 1) * h
+    t0 = time.perf_counter()
+    res = run(system, record={"plant": "all"})
+    wall = time.perf_counter() - t0
+    ref, plant, ctrl = res["reference"], res["plant"], res["controller"]
+    inputs = [v for v, kind in system.connectors("plant").items() if kind == "input"]
+    outputs = [v for v in plant if v not in inputs]
+    col = {name: i for i, name in enumerate(outputs)}
+    log_plant = np.column_stack([plant[v] for v in outputs])
+    log_tau = np.column_stack([plant[f"{j}.tau_drive"] for j in CRANE_JOINTS])      # as the plant took them
+    ff = np.column_stack([ctrl[f"tau_ff[{i + 1}]"] for i in range(n)])
+    q_ref = np.column_stack([ref[f"{j}.q"] for j in CRANE_JOINTS])
+    E_ref = np.column_stack([ref[f"E.r[{k}]"] for k in (1, 2, 3)])
+    P_q = [col[f"{j}.q"] for j in CRANE_JOINTS]
+    t = res["time"]
     E = log_plant[:, [col[f"E.r[{k}]"] for k in (1, 2, 3)]]
-    E_ref = log_ref[:, 3 * n:]
-    err = log_plant[:, P_q] - log_ref[:, :n]
+    err = log_plant[:, P_q] - q_ref
     dist = ellipse_distance(E[:, 0], E[:, 1])
-    settled = t >= 1.25
+    settle = min(1.25, 0.5 * t[-1])               # s: after the lift (1 s) and the pulse's transient
+    settled = t >= settle
     defl = log_plant[:, [col[f"jib.deflection[{k}]"] for k in (2, 3)]]
     fric = log_plant[:, [col[f"{j}.tau_friction"] for j in CRANE_JOINTS]]
     png = out_dir / "crane_closed_loop.png"
-    _crane_plot(t, E, E_ref, err, log_tau, log_ref[:, 2 * n:3 * n], fric, defl, png)
+    _crane_plot(t, E, E_ref, err, log_tau, ff, fric, defl, png)
     csv = out_dir / "crane_closed_loop.csv"
-    _write_run(csv, t, log_plant, plant.outputs, log_tau, plant_options, stride=5)
+    _write_run(csv, t, log_plant, outputs, log_tau, plant_options, stride=5)
     lines = [
         f"closed loop: crane.fmu ×2 (reference model: programmed, rigid jib, no friction; plant: torque mode, "
-        f"flexible jib, LuGre, sprung base) + pd_controller.fmu, FMPy master, h = {h * 1e3:g} ms, {T:g} s "
+        f"flexible jib, LuGre, sprung base) + pd_controller.fmu + excitation.fmu (the column pulse), an SSP "
+        f"master's exchange (fmu_mb.system; the same as fmu-mb ssp's .ssp in fmpy.ssp and libcosim), h = "
+        f"{h * 1e3:g} ms, {T:g} s "
         f"simulated in {wall:.2f} s wall ({T / wall:.1f}× real time)",
         "  joint tracking error max (column, jib, arm): "
         + ", ".join(f"{1e3 * v:.2f}" for v in np.abs(err).max(axis=0)) + " mrad; at the end: "
         + ", ".join(f"{1e3 * v:.3f}" for v in np.abs(err[-1])) + " mrad",
-        f"  E off the programmed ellipse: {1e3 * dist[settled].max():.2f} mm max after 1.25 s "
+        f"  E off the programmed ellipse: {1e3 * dist[settled].max():.2f} mm max after {settle:g} s "
         f"(reference model: {1e3 * ellipse_distance(E_ref[settled, 0], E_ref[settled, 1]).max():.3f} mm); "
         f"|E − E_ref| max {1e3 * np.linalg.norm(E - E_ref, axis=1).max():.2f} mm, lift z_E − z_E,ref at the end "
         f"{1e3 * (E[-1, 2] - E_ref[-1, 2]):+.2f} mm",
@@ -391,7 +337,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time", type=float, default=None, help="simulated time, s (default: crane 5, five_axis 4)")
     args = ap.parse_args(argv)
     if args.demo == "crane":
-        print(f"crane closed loop, {args.time or 5.0:g} s: starting the three FMU instances ...", flush=True)
+        print(f"crane closed loop, {args.time or 5.0:g} s: starting the four FMU instances ...", flush=True)
         crane(args.fmus, args.out, args.time or 5.0, say=lambda line: print(line, flush=True))
     else:
         print(five_axis(args.fmus, args.out, args.time or 4.0))

@@ -88,6 +88,18 @@ def controller_page() -> str:
                       "one FMU for both kinds).", "", "## Variables", "", table]).rstrip() + "\n"
 
 
+def excitation_page() -> str:
+    """The excitation FMU's page (fmu_mb.fmi.excitation)."""
+    from .fmi import excitation
+    from .fmi.description import interface_markdown
+    table = interface_markdown(excitation.excitation_interface(), "").split("\n", 2)[2]
+    return "\n".join(["# excitation", "", "*Generated from `fmu_mb/fmi/excitation.py` by `python -m "
+                      "fmu_mb.docs_pages`: do not edit.*", "", excitation.__doc__.strip(), "",
+                      "`fmu-mb build` writes `dist/excitation.fmu` beside the PD controller (no Python in it); the "
+                      "quick start's closed loop puts paper 001's column pulse through it ([Systems](../systems.md)).",
+                      "", "## Variables", "", table]).rstrip() + "\n"
+
+
 def benchmark_runs_page() -> str:
     """The last recorded run of each benchmark (bench/results/*.md, written by ``python bench/record.py``)."""
     runs = sorted((ROOT / "bench" / "results").glob("*.md"))
@@ -102,6 +114,7 @@ def pages() -> dict[Path, str]:
     from . import registry
     models = registry.available()
     out = {REFERENCE / "cli.md": cli_page(), REFERENCE / "pd_controller.md": controller_page(),
+           REFERENCE / "excitation.md": excitation_page(),
            ROOT / "docs" / "benchmark-runs.md": benchmark_runs_page()}
     for name in models:
         out[REFERENCE / "mechanisms" / f"{name}.md"] = mechanism_page(name)

@@ -214,7 +214,7 @@ MESSAGES = {
     "RECORD_FALLBACK": "the number of damped ROS2 steps still to take, %s, is not a count below 2^31",
     "RECORD_PARTITION": "solver state holds an invalid partition",
     "RECORD_RANK": "solver state holds an invalid partition rank %s or flag",
-    "CONTROLLER_RECORD": "it holds %d state values; the controller is stateless",
+    "BLOCK_RECORD": "it holds %d state values; this signal block (a controller or an excitation) is stateless",
     "STATE_PARAMETERS": "its parameters do not build this FMU's model (see the messages above)",
     "STATE_TRAJECTORIES": "its trajectory inputs are invalid",
     "STATE_OUTPUTS": "its outputs cannot be evaluated",
@@ -237,6 +237,12 @@ MESSAGES = {
     "FMI3_VR_WRONG_TYPE": "%s: value reference %u (%s) is of type %s, not %s",
     "FMI3_TIME_READ_ONLY": "%s: time (value reference %u, the independent variable) cannot be set",
     "FMI3_NO_CONFIGURATION": "%s: this FMU has no structural parameters (no configuration mode)",
+    "FMI3_CONFIGURING": "%s: the instance is in configuration mode: leave it with fmi3ExitConfigurationMode first",
+    "FMI3_NOT_CONFIGURING": "%s: the instance is not in configuration mode (fmi3EnterConfigurationMode first)",
+    "FMI3_STRUCTURAL_OUTSIDE": "%s: %s is a structural parameter: set it in configuration mode "
+                               "(fmi3EnterConfigurationMode after instantiation or fmi3Reset, then "
+                               "fmi3ExitConfigurationMode)",
+    "FMI3_NOT_STRUCTURAL": "%s: in configuration mode only structural parameters are set; %s is not one",
     "FMI3_NO_CLOCKS": "%s: this FMU has no clocks",
     "FMI3_NO_EVENT_STEP": "%s: this FMU has no event mode in co-simulation (hasEventMode = false): there is no step "
                           "mode to enter",

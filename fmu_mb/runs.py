@@ -72,7 +72,7 @@ def start_values(items, md) -> dict:
         v = known.get(name)
         if v is None:
             raise unknown("--set: variable", name, md, known)
-        if v.causality not in ("parameter", "input"):
+        if v.causality not in ("parameter", "structuralParameter", "input"):
             raise UserError(f"--set: {name} is {'an' if v.causality in ('output', 'independent') else 'a'} "
                             f"{v.causality}; only parameters and inputs have start values to set", 2)
         try:
@@ -187,7 +187,8 @@ def simulate(path: Path, md, start: dict, signals, outputs: list, stop_time=None
     errors = []
     labels = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"]
 
-    def logger(component, instance, status, category, message):
+    def logger(*call):       # FMI 2.0: (component, instance, status, category, message); 3.0: (env, status, ...)
+        status, message = int(call[-3]), call[-1]
         text = (message or b"").decode("utf-8", "replace")
         if status >= 3:
             errors.append(text)
@@ -195,15 +196,44 @@ def simulate(path: Path, md, start: dict, signals, outputs: list, stop_time=None
 
     from fmpy import simulate_fmu
     started = time.perf_counter()
+    instance, folder = None, None
     try:
-        result = simulate_fmu(str(path), start_time=t0, stop_time=stop, output_interval=step, start_values=start,
-                              input=signals, output=outputs, debug_logging=debug_logging, logger=logger)
+        structural = {n: v for n, v in start.items() if variables(md)[n].causality == "structuralParameter"}
+        if structural:           # FMI 3.0: set in configuration mode, on an instance simulate_fmu then runs
+            instance, folder = _configured(path, md, structural, logger, debug_logging)
+            start = {n: v for n, v in start.items() if n not in structural}
+        result = simulate_fmu(str(folder or path), start_time=t0, stop_time=stop, output_interval=step,
+                              start_values=start, input=signals, output=outputs, debug_logging=debug_logging,
+                              logger=logger, fmu_instance=instance)
     # FMICallException (a failed FMI call) or, fmpy's other failures, a bare Exception
     except Exception as exc:  # noqa: BLE001
         why = f": {one_line(errors[-1])}" if errors else ""
         raise UserError(f"simulating {path.name} failed: {one_line(exc).rstrip('.') or type(exc).__name__}{why}",
                         1) from None
+    finally:
+        if instance is not None:
+            instance.freeInstance()
+        if folder is not None:
+            import shutil
+            shutil.rmtree(folder, ignore_errors=True)
     return result, time.perf_counter() - started
+
+
+def _configured(path: Path, md, structural: dict, logger, debug_logging: bool):
+    """(instance, its folder): an FMI 3.0 co-simulation instance of the FMU with its structural parameters set in
+    configuration mode (where FMI 3.0 changes them; fmpy.simulate_fmu would set them in the instantiated state)."""
+    from fmpy import extract
+    from fmpy.fmi3 import FMU3Slave
+    folder = extract(str(path))
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=folder, modelIdentifier=md.coSimulation.modelIdentifier,
+                    instanceName=md.modelName)
+    fmu.instantiate(loggingOn=debug_logging, logMessage=logger)
+    known = variables(md)
+    fmu.enterConfigurationMode()
+    for name, value in structural.items():
+        getattr(fmu, f"set{known[name].type}")([known[name].valueReference], [value])
+    fmu.exitConfigurationMode()
+    return fmu, folder
 
 
 def final_values(result, outputs, md) -> str:

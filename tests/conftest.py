@@ -9,14 +9,16 @@ import pytest
 from fmu_mb import registry
 from fmu_mb.fmi.builder import build_fmu
 from fmu_mb.fmi.controller import build_controller_fmu
+from fmu_mb.fmi.excitation import build_excitation_fmu
 
 
 @pytest.fixture(scope="session")
 def fmus(tmp_path_factory):
-    """{name: BuildResult} of every mechanism FMU and the PD controller, built into one folder."""
+    """{name: BuildResult} of every mechanism FMU, the PD controller and the excitation, built into one folder."""
     out = tmp_path_factory.mktemp("fmus")
     built = {m: build_fmu(m, out) for m in registry.available()}
     built["pd_controller"] = build_controller_fmu(out)
+    built["excitation"] = build_excitation_fmu(out)
     return built
 
 
@@ -48,9 +50,11 @@ def native_builds(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def native_fmus(native_builds, tmp_path_factory):
-    """{name: BuildResult} of every mechanism's native FMI 2.0 FMU and the PD controller's (always native)."""
+    """{name: BuildResult} of every mechanism's native FMI 2.0 FMU, the PD controller's and the excitation's (signal
+    blocks: always native)."""
     built = {m: b[2] for m, b in native_builds.items()}
     built["pd_controller"] = build_controller_fmu(built[next(iter(built))].path.parent)
+    built["excitation"] = build_excitation_fmu(built["pd_controller"].path.parent)
     return built
 
 

@@ -335,6 +335,66 @@ def state_crossing(dir2, dir3, start, steps=30, dt=0.01):
     return {"same_now": same_now, "same_after": same_after, "same_back": same_back, "outputs": len(names)}
 
 
+@case
+def configuration(dir, structural, real_param, value, bad_value, enums=None, steps=20, dt=0.01):
+    """Configuration mode (FMI 3.0: structural parameters change there only): the refusals around it, each with what
+    it logged; then ``structural`` = ``value`` set there and a run of ``steps`` steps (its Float64 outputs, hex) and
+    an out-of-range value refused when the mechanism is built (fmi3ExitInitializationMode)."""
+    h = Host(dir)
+    f, vr, out = h.f, h.vr, {}
+    out["structural_outside"] = _refused(h, f.setInt32, [vr[structural]], [value])
+    out["exit_not_entered"] = _refused(h, f.fmi3ExitConfigurationMode, f.component)
+    f.enterConfigurationMode()
+    out["enter_twice"] = _refused(h, f.fmi3EnterConfigurationMode, f.component)
+    out["other_parameter"] = _refused(h, f.setFloat64, [vr[real_param]], [0.5])
+    out["initialize_while_configuring"] = _refused(h, f.enterInitializationMode, None, 0.0)
+    out["step_while_configuring"] = _refused(h, f.doStep, 0.0, dt)
+    out["state_while_configuring"] = _refused(h, f.getFMUState)
+    f.setInt32([vr[structural]], [value])
+    f.exitConfigurationMode()
+    for name, code in (enums or {}).items():
+        f.setInt64([vr[name]], [code])
+    f.enterInitializationMode(startTime=0.0)
+    out["enter_after_instantiated"] = _refused(h, f.fmi3EnterConfigurationMode, f.component)
+    f.exitInitializationMode()
+    for k in range(steps):
+        f.doStep(k * dt, dt)
+    run = h.outputs()
+    back = f.getInt32([vr[structural]])[0]
+    f.reset()                                   # back to instantiated: configuration mode again, a bad value
+    f.enterConfigurationMode()
+    f.setInt32([vr[structural]], [bad_value])
+    f.exitConfigurationMode()
+    f.enterInitializationMode(startTime=0.0)
+    bad = _refused(h, f.exitInitializationMode)
+    f.freeInstance()
+    return {"cases": out, "run": run, "back": back, "bad": bad}
+
+
+@case
+def no_structure(dir):
+    """An FMU without structural parameters refuses configuration mode."""
+    h = Host(dir)
+    out = _refused(h, h.f.fmi3EnterConfigurationMode, h.f.component)
+    h.f.freeInstance()
+    return out
+
+
+@case
+def run_built(dir, enums=None, steps=20, dt=0.01):
+    """The Float64 outputs (hex) after ``steps`` steps at the FMU's defaults (and the Enumerations ``enums``)."""
+    h = Host(dir)
+    for name, code in (enums or {}).items():
+        h.f.setInt64([h.vr[name]], [code])
+    h.f.enterInitializationMode(startTime=0.0)
+    h.f.exitInitializationMode()
+    for k in range(steps):
+        h.f.doStep(k * dt, dt)
+    out = h.outputs()
+    h.f.freeInstance()
+    return out
+
+
 def main(argv):
     name, args = argv[1], json.loads(argv[2]) if len(argv) > 2 else {}
     result = CASES[name](**args)

@@ -173,7 +173,7 @@ def test_build_help_and_build_fmus_py():
 def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
     """``build`` does what build_fmus.py did: the models named (positional or --model, default
     all), --model-file, --out, --no-controller, --integer-options; --dynamics."""
-    from fmu_mb.fmi import builder, controller
+    from fmu_mb.fmi import builder, controller, excitation
     calls = []
 
     def fake(name):
@@ -183,10 +183,11 @@ def test_build_arguments_reach_the_builder(monkeypatch, tmp_path):
         return f
     monkeypatch.setattr(builder, "build_fmu", fake("fmu"))
     monkeypatch.setattr(controller, "build_controller_fmu", fake("controller"))
+    monkeypatch.setattr(excitation, "build_excitation_fmu", fake("excitation"))
     assert cli.main(["build", "crane", "--model", "five_axis", "--out", str(tmp_path), "--no-cross-check"]) == 0
     assert calls == [("fmu", ("crane", str(tmp_path)), {"enumerations": True, "dynamics": False}),
                      ("fmu", ("five_axis", str(tmp_path)), {"enumerations": True, "dynamics": False}),
-                     ("controller", (str(tmp_path),), {})]
+                     ("controller", (str(tmp_path),), {}), ("excitation", (str(tmp_path),), {})]
     calls.clear()
     assert cli.main(["build", "crane", "--no-controller", "--integer-options", "--no-cross-check"]) == 0
     assert calls == [("fmu", ("crane", "dist"), {"enumerations": False, "dynamics": False})]
@@ -205,7 +206,7 @@ def test_build_fmi_versions_reach_the_native_builder(monkeypatch, tmp_path, caps
     """--fmi 2 3 builds each model's native FMUs for both versions in one call (OUT/native/ and OUT/fmi3/, FMI 3.0
     with every platform its compilers allow); --fmi 3 alone only OUT/fmi3/; with Python FMUs only it is refused (they
     are FMI 2.0)."""
-    from fmu_mb.fmi import builder, controller, native_fmu
+    from fmu_mb.fmi import builder, controller, excitation, native_fmu
     calls = []
 
     def fake_native(model, outs, targets, **k):
@@ -213,8 +214,9 @@ def test_build_fmi_versions_reach_the_native_builder(monkeypatch, tmp_path, caps
         return {v: builder.BuildResult(Path(o) / f"{model}.fmu", Path(o) / "x.md", 1024, 3, 0.1, [])
                 for v, o in outs.items()}
     monkeypatch.setattr(native_fmu, "build_native_fmus", fake_native)
-    monkeypatch.setattr(controller, "build_controller_fmu",
-                        lambda *a, **k: builder.BuildResult(tmp_path / "pd.fmu", tmp_path / "pd.md", 1, 1, 0.1, []))
+    for module, function in ((controller, "build_controller_fmu"), (excitation, "build_excitation_fmu")):
+        monkeypatch.setattr(module, function,
+                            lambda *a, **k: builder.BuildResult(tmp_path / "b.fmu", tmp_path / "b.md", 1, 1, 0.1, []))
     out = str(tmp_path)
     assert cli.main(["build", "crane", "--kind", "native", "--fmi", "2", "3", "--out", out, "--no-cross-check"]) == 0
     assert calls == [("crane", {2: f"{out}/native", 3: f"{out}/fmi3"}, None)]
@@ -227,7 +229,7 @@ def test_build_fmi_versions_reach_the_native_builder(monkeypatch, tmp_path, caps
 
 
 def test_build_demo_runs_the_demo_as_soon_as_its_fmus_exist(tmp_path, monkeypatch, capsys):
-    """fmu-mb build --demo (the README's first run): crane.fmu and pd_controller.fmu are built first, the demo
+    """fmu-mb build --demo (the README's first run): crane.fmu and the signal blocks are built first, the demo
     then runs in its own process while the other models build, its lines relayed with "demo:", and the build
     ends with every FMU and the demo's files; the rest builds at a lower priority (os.nice, here recorded)."""
     monkeypatch.chdir(tmp_path)
@@ -239,7 +241,7 @@ def test_build_demo_runs_the_demo_as_soon_as_its_fmus_exist(tmp_path, monkeypatc
     assert out.index("dist/crane.fmu") < started < out.index("dist/five_axis.fmu"), out
     assert "demo:   plot: results/demo/crane_closed_loop.png" in out, out
     assert (tmp_path / "results" / "demo" / "crane_closed_loop.png").stat().st_size > 1000
-    assert all((tmp_path / "dist" / f"{m}.fmu").is_file() for m in ("crane", "five_axis", "pd_controller"))
+    assert all((tmp_path / "dist" / f"{m}.fmu").is_file() for m in ("crane", "five_axis", "pd_controller", "excitation"))
     assert niced == [5]
 
 
@@ -267,7 +269,7 @@ def test_scenario_and_demo_delegate(monkeypatch):
 def test_fmus_carry_no_tooling_and_a_consistent_core_digest(extracted):
     for name, folder in extracted.items():
         core = folder / "resources" / "fmu_mb"
-        if name == "pd_controller":          # the FMU core alone: no Python at all
+        if name in ("pd_controller", "excitation"):          # the FMU core alone: no Python at all
             assert not (folder / "resources" / "fmu_mb").exists()
             continue
         assert (core / "fmi" / "slave.py").is_file()

@@ -6,7 +6,8 @@ closed loop exists.
 
 The loops (the controller sampled and held, as a co-simulation master or a rig drives the FMU):
 
-* **crane** — the README's quick-start loop (fmu_mb.demo.crane): the rigid crane in programmed mode with paper
+* **crane** — the README's quick-start loop (fmu_mb.demo.crane), with the PD law acting on the current sample
+  (the demo's SSP exchange, fmu_mb.system, acts on the previous one): the rigid crane in programmed mode with paper
   001's −4000 N·m column pulse gives the references and the feed-forward (its required drives plus the
   pulse); a PD law with the demo's gains (ω = 6 rad/s, ζ = 1 on the rigid crane's mass-matrix diagonal),
   sampled every 0.25 ms, drives the full-detail plant (flexible jib, LuGre, sprung base);

@@ -41,7 +41,7 @@ from fmu_mb.crosscheck import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = registry.available() + ["pd_controller"]
+NAMES = registry.available() + ["pd_controller", "excitation"]
 # fmpy.cross_check.validate_signal imports scipy.ndimage.filters (deprecated namespace)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -170,13 +170,14 @@ def test_build_cross_check_option(fmus, monkeypatch, tmp_path, capsys):
     """``fmu-mb build ... --cross-check DIR`` writes the folder of every FMU built (here the
     session's, handed out by a stand-in builder), one line each; without it they go to
     OUT/cross-check; --no-cross-check with a DIR and a file as DIR are refused."""
-    from fmu_mb.fmi import builder, controller
+    from fmu_mb.fmi import builder, controller, excitation
     monkeypatch.setattr(builder, "build_fmu", lambda name, out, enumerations=True, dynamics=False: fmus[name])
     monkeypatch.setattr(controller, "build_controller_fmu", lambda out: fmus["pd_controller"])
+    monkeypatch.setattr(excitation, "build_excitation_fmu", lambda out: fmus["excitation"])
     assert cli.main(["build", "three_loop", "--out", str(tmp_path), "--cross-check", str(tmp_path / "xc")]) == 0
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("cross-check: ")]
-    assert len(lines) == 2
-    for line, name in zip(lines, ("three_loop", "pd_controller")):
+    assert len(lines) == 3
+    for line, name in zip(lines, ("three_loop", "pd_controller", "excitation")):
         folder = model_folder(tmp_path / "xc", name)
         assert line.startswith(f"cross-check: {folder}  626 rows  ") and line.endswith(" s")
         assert validate_test_fmu(str(folder)) == []
@@ -191,3 +192,23 @@ def test_build_cross_check_option(fmus, monkeypatch, tmp_path, capsys):
     r = subprocess.run([sys.executable, "build_fmus.py", "--help"], cwd=ROOT, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and "--cross-check DIR" in r.stdout
+
+
+@pytest.mark.parametrize("kind", ["cs", "me"])
+@pytest.mark.parametrize("name", ["five_axis", "crane"])
+def test_fmi3_folders_follow_the_3_0_layout_and_repeat_their_reference(fmi3_fmus, tmp_path, name, kind):
+    """An FMI 3.0 FMU's folders, fmus/3.0/cs|me/x86_64-linux/fmu_mb/<version>/<model>: FMPy's validator finds no
+    problem; the reference (co-simulation, or Model Exchange under FMPy's CVODE at the folder's RelTol) is repeated
+    bitwise by the importer's run; the ReadMe names the interface and says the FMU needs no Python."""
+    folder = write_artifacts(fmi3_fmus[name].path, tmp_path, fmi_type=kind)
+    assert folder == model_folder(tmp_path, name, "3.0", kind)
+    assert folder.relative_to(tmp_path).parts[:4] == ("fmus", "3.0", kind, "x86_64-linux")
+    assert validate_test_fmu(str(folder)) == []
+    result, reference, opt = reproduce(folder)
+    assert opt["RelTol"] == (1e-6 if kind == "me" else 1e-4)
+    assert all(v == 0.0 for v in deviation(result, reference).values()), deviation(result, reference)
+    readme = (folder / "ReadMe.md").read_text()
+    assert f"FMI 3.0 {'Model Exchange' if kind == 'me' else 'co-simulation'}, x86_64-linux." in readme
+    assert "no Python" in readme and "pythonfmu" not in readme
+    with pytest.raises(ValueError, match="has no xx interface"):
+        write_artifacts(fmi3_fmus[name].path, tmp_path, fmi_type="xx")

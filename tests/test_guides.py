@@ -18,7 +18,7 @@ from tests.windows import WINE
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDES = ["getting-started.md", "closed-loops.md", "native-fmus.md", "flexible-and-friction.md", "sweeps.md",
-          "reports.md", "linear-models.md"]
+          "reports.md", "linear-models.md", "systems.md"]
 #: tools a page may need -> the Debian package that brings it
 PACKAGES = {"x86_64-w64-mingw32-gcc": "gcc-mingw-w64-x86-64", "wine": "wine64", "aarch64-linux-gnu-gcc":
             "gcc-aarch64-linux-gnu", "qemu-aarch64": "qemu-user"}

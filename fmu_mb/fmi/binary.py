@@ -10,7 +10,8 @@ one target, the same sources for every kind of FMU.
                      (fmu_mb.native.library: numba-compiled, C ABI), with its run source:
                      c/variants.c (native FMU: the option combinations it carries) or
                      c/python.c (Python FMU: the model file's Python builds them; Linux, pythonfmu's wrapper)
-    the controller   c/controller.c
+    a signal block   c/block.c (a stateless model's share) and its model file: c/controller.c (the PD
+                     controller), c/excitation.c (a pulse added to a signal)
 
 Linked by the system's C compiler (mingw-w64 for win64, gcc-aarch64-linux-gnu for linux-aarch64) with libc
 and libm only (a Python FMU also libdl and libpthread); only the API's functions (fmi2* or fmi3*) are exported (and
@@ -30,9 +31,11 @@ CORE = Path(__file__).resolve().parent / "c"
 NATIVE = Path(__file__).resolve().parents[1] / "native"
 COMMON = ("instance.c", "state.c", "text.c")
 MECHANISM = ("mechanism.c", "trajectories.c", "exchange.c")
-#: FMI version -> the API files of (a mechanism's, the controller's) binary
+#: FMI version -> the API files of (a mechanism's, a signal block's) binary
 API = {2: (("fmi2_cs.c", "fmi2_me.c"), ("fmi2_cs.c",)), 3: (("fmi3.c",), None)}
 SOURCES = {"native": "variants.c", "python": "python.c"}
+#: the signal blocks: FMU core models without a mechanism (fmu_mb.fmi.block_fmu)
+BLOCKS = ("controller", "excitation")
 
 
 def c_sources_digest() -> str:
@@ -53,14 +56,16 @@ def libpython() -> str:
 
 
 def sources(model: str, source: str | None, fmi: int = 2) -> list:
-    """The C sources of an FMU binary: ``model`` "mechanism" (with ``source`` "native" or "python") or
-    "controller", for FMI version ``fmi`` (3: a native mechanism FMU)."""
-    api = API[fmi][model == "controller"]
+    """The C sources of an FMU binary: ``model`` "mechanism" (with ``source`` "native" or "python") or a signal
+    block (BLOCKS), for FMI version ``fmi`` (3: a native mechanism FMU)."""
+    if model != "mechanism" and model not in BLOCKS:
+        raise ValueError(f"unknown FMU model {model!r}: 'mechanism' or one of {', '.join(BLOCKS)}")
+    api = API[fmi][model != "mechanism"]
     if api is None or (fmi == 3 and source != "native"):
         raise ValueError("FMI 3.0 binaries are built for native mechanism FMUs only")
     files = [CORE / f for f in (*api, *COMMON)]
-    if model == "controller":
-        return files + [CORE / "controller.c"]
+    if model != "mechanism":
+        return files + [CORE / "block.c", CORE / f"{model}.c"]
     return files + [CORE / f for f in MECHANISM] + [CORE / SOURCES[source], NATIVE / "arrays.c"]
 
 

@@ -61,9 +61,11 @@ CALLS = {
 
 
 #: FMI 3.0 state table of both interfaces (fmi3.c): the same phases as FMI 2.0's (fmi3EnterInitializationMode
-#: takes fmi2SetupExperiment's arguments; the FMUs have no structural parameters, so no configuration mode, and no
-#: event mode in co-simulation: hasEventMode = false)
+#: takes fmi2SetupExperiment's arguments; configuration mode is a flag of the phase `instantiated`, for the
+#: structural parameters; no event mode in co-simulation: hasEventMode = false)
 CALLS3 = {
+    "fmi3EnterConfigurationMode": ((_I,), "configuration mode is entered after instantiation or fmi3Reset, before "
+                                          "fmi3EnterInitializationMode"),
     "fmi3EnterInitializationMode": ((_I,), ""),
     "fmi3ExitInitializationMode": ((_N,), "call fmi3EnterInitializationMode first"),
     "fmi3Terminate": ((_S, _E, _C), ""),
@@ -184,6 +186,12 @@ class Role(IntEnum):
     Q_MEASURED = 46         # q[i]
     QD_MEASURED = 47        # qd[i]
     TAU_COMMAND = 48        # tau[i] (output)
+    ENABLE_TIME = 49        # PD controller: t_enable (its drives are off before it)
+    AMPLITUDE = 50          # excitation: amplitude[i] (aux: channel)
+    PULSE_START = 51        # start[i]
+    PULSE_DURATION = 52     # duration[i]
+    SIGNAL_IN = 53          # u[i]
+    SIGNAL_OUT = 54         # y[i] (output)
 
 
 class OptionValues(IntEnum):

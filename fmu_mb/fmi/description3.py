@@ -3,7 +3,9 @@ as the FMI 2.0 one (fmi.description), written for FMI 3.0 rather than transliter
 
 - Types: Real variables are ``Float64``, the model's named options and ``solver.integrator`` ``Enumeration``s of an
   ``EnumerationType`` each (set and read as Int64), other Integers (Count options, iteration limits and counts)
-  ``Int32``, Booleans ``Boolean``. Every variable is a scalar: the interface's vector quantities (joint vectors,
+  ``Int32``, Booleans ``Boolean``. Count options (``model.n_div``: a flexible link's rigid finite elements, its
+  bodies and coordinates) are ``structuralParameter``s, set in configuration mode only (fmi3.c). Every variable is
+  a scalar: the interface's vector quantities (joint vectors,
   point coordinates, reactions) keep their scalar names (``joint.q``, ``point.x``), the names the FMI 2.0 FMU,
   the reports and the docs use; FMI 3.0 arrays of them are not offered yet.
 - ``time`` is declared the independent variable (FMI 3.0 requires one), value reference = the number of
@@ -13,8 +15,7 @@ as the FMI 2.0 one (fmi.description), written for FMI 3.0 rather than transliter
 - ModelStructure lists value references (FMI 3.0), with the dependencies of fmi.description.output_dependencies.
 - Capabilities as the binary (fmi3.c) has them: co-simulation and Model Exchange, FMU state get/set/serialize,
   directional and adjoint derivatives; no event mode in co-simulation, no early return, no intermediate update,
-  no output derivatives, no clocks, no structural parameters (``n_div`` stays a parameter whose values the FMU
-  carries), no per-element dependency functions.
+  no output derivatives, no clocks, no per-element dependency functions.
 """
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ from .interface import Interface
 
 #: platform tuples of FMI 3.0 per native target (fmu_mb.native.library.TARGETS)
 PLATFORMS = {"linux64": "x86_64-linux", "win64": "x86_64-windows", "linux-aarch64": "aarch64-linux"}
+
+
+def is_structural(v) -> bool:
+    """A Count option (an Integer option without named values): a structural parameter in FMI 3.0."""
+    return v.source[0] == "option" and v.type == "Integer" and not v.items
 
 
 def fmi3_type(v) -> str:
@@ -77,7 +83,8 @@ def model_description3(itf: Interface, description: str, version: str, tool: str
     for vr, v in enumerate(itf.vars):
         kind = fmi3_type(v)
         attrs = {"name": v.name, "valueReference": str(vr), "description": in_fmi3_words(v.description),
-                 "causality": v.causality, "variability": v.variability}
+                 "causality": "structuralParameter" if is_structural(v) else v.causality,
+                 "variability": v.variability}
         if v.initial is not None:
             attrs["initial"] = v.initial
         if kind == "Enumeration":

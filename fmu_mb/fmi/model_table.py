@@ -18,15 +18,20 @@ ROLES = {("option",): Role.OPTION, ("solver", "step_size"): Role.STEP, ("solver"
          ("body_force",): Role.BODY_FORCE, ("traj",): Role.TRAJECTORY,
          ("Kp",): Role.GAIN_P, ("Kd",): Role.GAIN_D, ("tau_max",): Role.TAU_MAX, ("q_ref",): Role.Q_REF,
          ("qd_ref",): Role.QD_REF, ("tau_ff",): Role.TAU_FF, ("q",): Role.Q_MEASURED, ("qd",): Role.QD_MEASURED,
-         ("tau",): Role.TAU_COMMAND, ("state",): Role.STATE, ("state_der",): Role.STATE_DERIVATIVE}
+         ("tau",): Role.TAU_COMMAND, ("state",): Role.STATE, ("state_der",): Role.STATE_DERIVATIVE,
+         ("t_enable",): Role.ENABLE_TIME, ("amplitude",): Role.AMPLITUDE, ("start",): Role.PULSE_START,
+         ("duration",): Role.PULSE_DURATION, ("u",): Role.SIGNAL_IN, ("y",): Role.SIGNAL_OUT}
 _BY_CHANNEL = {Role.STATE, Role.STATE_DERIVATIVE, Role.GRAVITY, Role.GAIN_P, Role.GAIN_D, Role.TAU_MAX, Role.Q_REF, Role.QD_REF, Role.TAU_FF,
-               Role.Q_MEASURED, Role.QD_MEASURED, Role.TAU_COMMAND}
+               Role.Q_MEASURED, Role.QD_MEASURED, Role.TAU_COMMAND, Role.AMPLITUDE, Role.PULSE_START,
+               Role.PULSE_DURATION, Role.SIGNAL_IN, Role.SIGNAL_OUT}
+#: the outputs a signal block computes itself (every other output is a mechanism's)
+_BLOCK_OUTPUTS = ("tau", "y")
 
 
 def role_of(var) -> Role:
     """The role of an interface variable."""
     kind = var.source[0]
-    if var.causality == "output" and kind != "tau":
+    if var.causality == "output" and kind not in _BLOCK_OUTPUTS:
         return Role.VIOLATION if kind in ("con_violation", "con_violation_angle") else Role.OUTPUT
     return ROLES[(kind,)] if (kind,) in ROLES else ROLES[tuple(var.source[:2])]
 

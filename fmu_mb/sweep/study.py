@@ -47,6 +47,10 @@ def resolve_fmu(target: str, log=print) -> Path:
                      f"(models: {', '.join(registry.available())})")
 
 
+#: the real-valued types of FMI 2.0 and 3.0
+REALS = ("Real", "Float64")
+
+
 def _tasks(study: Study, md, digest: str) -> list:
     variables = {v.name: v for v in md.modelVariables}
     exp = md.defaultExperiment
@@ -58,14 +62,14 @@ def _tasks(study: Study, md, digest: str) -> list:
     if stop <= start:
         raise StudyError(f"{study.source}: stop_time {stop:g} s is not after the start time {start:g} s")
     outputs = list(study.outputs) if study.outputs is not None else \
-        [v.name for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
+        [v.name for v in md.modelVariables if v.causality == "output" and v.type in REALS]
     for var in [v for _, v in map(parse_metric, study.metrics)] + list(study.plot.get("series", [])):
         if var not in outputs:
             outputs.append(var)
     problems = []
     for name in outputs:
         v = variables.get(name)
-        if v is None or v.type != "Real":
+        if v is None or v.type not in REALS:
             problems.append(f"{name}: {'no such variable' if v is None else 'not a Real'} (outputs, metrics)")
     names = {n for r in study.runs for n in r} | set(study.inputs) | \
         {k for k in (study.input_table or {}) if k != "time"}
@@ -73,7 +77,7 @@ def _tasks(study: Study, md, digest: str) -> list:
         v = variables.get(name)
         if v is None:
             problems.append(f"{name}: no such variable")
-        elif v.causality not in ("parameter", "input"):
+        elif v.causality not in ("parameter", "structuralParameter", "input"):
             problems.append(f"{name}: a {v.causality}, only parameters and inputs take values")
     if problems:
         raise StudyError(f"{study.source}: {md.modelName} — " + "; ".join(problems))
@@ -145,10 +149,10 @@ def run_study(study: Study, out, scheduler=None, workers: int | None = None, pro
     data = fmu.read_bytes()
     digest = fmu_digest(data)
     md = read_model_description(str(fmu))
-    if not str(md.fmiVersion).startswith("2"):
-        raise StudyError(f"{study.source}: {fmu} is an FMI {md.fmiVersion} FMU; sweeps run FMI 2.0 FMUs (build the "
-                         "native FMUs with --fmi 2 3 and sweep the FMI 2.0 one, OUT/native/: its outputs are the same "
-                         "bit for bit)")
+    if not str(md.fmiVersion).startswith(("2", "3")):
+        raise StudyError(f"{study.source}: {fmu} is an FMI {md.fmiVersion} FMU; sweeps run FMI 2.0 and 3.0 FMUs")
+    if md.coSimulation is None:
+        raise StudyError(f"{study.source}: {fmu} offers no co-simulation; sweeps step co-simulation FMUs")
     tasks = _tasks(study, md, digest)
     for t in tasks:
         t["fresh"] = not reuse_instances

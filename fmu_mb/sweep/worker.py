@@ -62,7 +62,8 @@ def _extract(data: bytes, digest: str) -> str:
 
 
 class _Instance:
-    """An FMU2Slave with its log kept (status, message)."""
+    """An FMU's co-simulation instance (FMI 2.0: FMU2Slave; FMI 3.0: FMU3Slave) with its log kept (status,
+    message)."""
 
     def __init__(self, unzipdir: str):
         from fmpy import read_model_description
@@ -77,6 +78,10 @@ class _Instance:
         self.md = read_model_description(os.path.join(unzipdir, "modelDescription.xml"))
         self.var = {v.name: v for v in self.md.modelVariables}
         self.log = []
+        self.fmi3 = str(self.md.fmiVersion).startswith("3")
+        if self.fmi3:
+            self._instantiate3(unzipdir)
+            return
 
         def logger(env, instance, status, category, message):
             self.log.append((int(status), (message or b"").decode("utf-8", "replace")))
@@ -88,28 +93,69 @@ class _Instance:
         self._cb = cb
         self.fmu = FMU2Slave(guid=self.md.guid, unzipDirectory=unzipdir,
                              modelIdentifier=self.md.coSimulation.modelIdentifier, instanceName="sweep")
+        self._instantiate("fmi2Instantiate", lambda: self.fmu.instantiate(callbacks=cb, loggingOn=False))
+
+    def _instantiate(self, what: str, call) -> None:
         try:
-            self.fmu.instantiate(callbacks=cb, loggingOn=False)
+            call()
         except Exception as exc:  # noqa: BLE001 — fmpy raises a bare Exception here
             why = "; ".join(m for s, m in self.log if s >= 2)
-            raise RuntimeError(f"fmi2Instantiate failed{': ' + why if why else ''}") from exc
+            raise RuntimeError(f"{what} failed{': ' + why if why else ''}") from exc
         self.used = False
+
+    def _instantiate3(self, unzipdir: str) -> None:
+        from fmpy.fmi3 import FMU3Slave
+
+        def logger(env, status, category, message):
+            self.log.append((int(status), (message or b"").decode("utf-8", "replace")))
+        self.fmu = FMU3Slave(guid=self.md.guid, unzipDirectory=unzipdir,
+                             modelIdentifier=self.md.coSimulation.modelIdentifier, instanceName="sweep")
+        self._instantiate("fmi3InstantiateCoSimulation", lambda: self.fmu.instantiate(loggingOn=False, logMessage=logger))
+
+    def start(self, start: float, stop: float, values: dict) -> None:
+        """Into initialization mode at ``start`` with ``values`` set (an FMI 3.0 FMU's structural parameters first,
+        in configuration mode)."""
+        if self.fmi3:
+            structural = {n: x for n, x in values.items() if self.var[n].causality == "structuralParameter"}
+            if structural:
+                self.fmu.enterConfigurationMode()
+                for name, value in structural.items():
+                    self.set(name, value)
+                self.fmu.exitConfigurationMode()
+            self.fmu.enterInitializationMode(startTime=start, stopTime=stop)
+            values = {n: x for n, x in values.items() if n not in structural}
+        else:
+            self.fmu.setupExperiment(startTime=start, stopTime=stop)
+            self.fmu.enterInitializationMode()
+        for name, value in values.items():
+            self.set(name, value)
+
+    def get_reals(self, vrs) -> list:
+        if not vrs:
+            return []
+        return self.fmu.getFloat64(vrs) if self.fmi3 else self.fmu.getReal(vrs)
 
     def set(self, name: str, value) -> None:
         v = self.var[name]
-        if v.type == "Real":
-            self.fmu.setReal([v.valueReference], [float(value)])
-        elif v.type in ("Integer", "Enumeration"):
+        f, vr = self.fmu, [v.valueReference]
+        if v.type in ("Real", "Float64"):
+            f.setFloat64(vr, [float(value)]) if self.fmi3 else f.setReal(vr, [float(value)])
+        elif v.type == "Enumeration" or v.type.startswith(("Int", "UInt")) or v.type == "Integer":
             if isinstance(value, str) and v.type == "Enumeration":     # an item's name ("stribeck")
                 codes = {item.name: int(item.value) for item in v.declaredType.items}
                 if value not in codes:
                     raise ValueError(f"{name} = {value!r}: not one of {', '.join(codes)}")
                 value = codes[value]
-            self.fmu.setInteger([v.valueReference], [int(value)])
+            if not self.fmi3:
+                f.setInteger(vr, [int(value)])
+            elif v.type == "Enumeration":
+                f.setInt64(vr, [int(value)])
+            else:
+                getattr(f, f"set{v.type}")(vr, [int(value)])
         elif v.type == "Boolean":
-            self.fmu.setBoolean([v.valueReference], [bool(value)])
+            f.setBoolean(vr, [bool(value)])
         else:
-            self.fmu.setString([v.valueReference], [str(value)])
+            f.setString(vr, [str(value)])
 
     def free(self) -> None:
         try:
@@ -164,21 +210,18 @@ def run(fmu: bytes, digest: str, task: dict) -> dict:
     t = start
     try:
         f = inst.fmu
-        f.setupExperiment(startTime=start, stopTime=stop)
-        f.enterInitializationMode()
-        for name, value in list(task["values"].items()) + list(task["inputs"].items()):
-            inst.set(name, value)
+        inst.start(start, stop, {**task["values"], **task["inputs"]})
         for name in tab_inputs:
             inst.set(name, float(np.interp(start, table["time"], table[name])))
         f.exitInitializationMode()
-        times[0], values[0] = start, f.getReal(real_vr) if real_vr else []
+        times[0], values[0] = start, inst.get_reals(real_vr)
         for k in range(1, n + 1):
             t_next = min(start + k * h, stop)
             for name in tab_inputs:
                 inst.set(name, float(np.interp(t, table["time"], table[name])))
             f.doStep(t, t_next - t)
             t = t_next
-            times[k], values[k] = t, f.getReal(real_vr) if real_vr else []
+            times[k], values[k] = t, inst.get_reals(real_vr)
         k = n + 1
         f.terminate()
         if any(s == 1 for s, _ in inst.log):

@@ -1,5 +1,5 @@
 /* A plain C FMI 3.0 co-simulation host for fmu_mb's native FMI 3.0 FMUs: no Python, no environment.
- * Usage: fmi3_host BINARY RESOURCE_PATH TOKEN N DT OUT VRS [VR=VALUE | VR:e=VALUE | VR:i=VALUE ...]
+ * Usage: fmi3_host BINARY RESOURCE_PATH TOKEN N DT OUT VRS [VR=VALUE | VR:e=VALUE | VR:i=VALUE | VR:c=VALUE ...]
  *   BINARY         binaries/<platform tuple>/<id>.so|.dll of an extracted FMU
  *   RESOURCE_PATH  the resources folder's path, with its trailing separator (FMI 3.0's resourcePath)
  *   N, DT          number and size of communication steps from t = 0 (at t_k = k DT, as FMPy steps)
@@ -7,6 +7,7 @@
  *   VRS            comma-separated value references of Float64 variables to record
  *   VR=V           Float64 values set in initialization mode (parameters, inputs)
  *   VR:e=V         Enumeration values set there (fmi3SetInt64); VR:i=V Int32 values (fmi3SetInt32)
+ *   VR:c=V         structural parameters (Int32) set in configuration mode, before initialization
  * Exit status 0 on success, the failing call's name on stderr otherwise. Built for Linux (cc, and the AArch64
  * cross compiler, run under qemu) and Windows (mingw-w64, run under wine). */
 #include <stdbool.h>
@@ -64,6 +65,8 @@ int main(int argc, char **argv) {
     set64_t set64 = (set64_t)need(lib, "fmi3SetInt64");
     set32_t set32 = (set32_t)need(lib, "fmi3SetInt32");
     step_t do_step = (step_t)need(lib, "fmi3DoStep");
+    call_t enter_config = (call_t)need(lib, "fmi3EnterConfigurationMode");
+    call_t exit_config = (call_t)need(lib, "fmi3ExitConfigurationMode");
     free_t free_instance = (free_t)need(lib, "fmi3FreeInstance");
     inst_t c = instantiate("host", argv[3], argv[2], false, false, false, false, NULL, 0, NULL, logger, NULL);
     if (!c) {
@@ -72,6 +75,17 @@ int main(int argc, char **argv) {
     }
     long n = atol(argv[4]);
     double dt = atof(argv[5]);
+    for (int i = 8; i < argc; ++i) {           /* structural parameters: in configuration mode */
+        char *end;
+        vr_t vr = (vr_t)strtoul(argv[i], &end, 10);
+        const char *eq = strchr(argv[i], '=');
+        int32_t k = eq ? (int32_t)atof(eq + 1) : 0;
+        if (end[0] != ':' || end[1] != 'c') continue;
+        if (enter_config(c) > 1 || set32(c, &vr, 1, &k, 1) > 1 || exit_config(c) > 1) {
+            fprintf(stderr, "configuring %s failed\n", argv[i]);
+            return 4;
+        }
+    }
     if (enter(c, false, 0.0, 0.0, false, 0.0) > 1) {
         fprintf(stderr, "fmi3EnterInitializationMode failed\n");
         return 4;
@@ -84,6 +98,7 @@ int main(int argc, char **argv) {
         int64_t e = (int64_t)v;
         int32_t k = (int32_t)v;
         char kind = end[0] == ':' ? end[1] : 'f';
+        if (kind == 'c') continue;
         status_t st = kind == 'e' ? set64(c, &vr, 1, &e, 1) : kind == 'i' ? set32(c, &vr, 1, &k, 1) : set(c, &vr, 1, &v, 1);
         if (st > 1) {
             fprintf(stderr, "setting %s failed\n", argv[i]);

@@ -56,7 +56,7 @@ def _run(host, folder, model, cycles=40, steps=50, me=False, detail=False, dt=1e
 
 
 @pytest.mark.parametrize("kind", ["python", "native"])
-@pytest.mark.parametrize("model", ["five_axis", "rpsup", "pd_controller"])
+@pytest.mark.parametrize("model", ["five_axis", "rpsup", "pd_controller", "excitation"])
 def test_instances_leave_no_heap_block_and_steady_steps_allocate_nothing(host, extracted_python, extracted_native,
                                                                          kind, model):
     """40 life cycles after a first one (which starts Python in a Python FMU and fills the kernels' box pool)

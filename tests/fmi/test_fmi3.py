@@ -80,7 +80,9 @@ def test_fmi3_fmus_validate_and_hold_every_platform(fmi3_fmus, native_fmus):
         two = {v.name: (v.valueReference, v.causality) for v in md2.modelVariables}
         three = {v.name: (v.valueReference, v.causality) for v in md3.modelVariables}
         assert three.pop("time") == (len(two), "independent")
-        assert three == two, m
+        structural = {n for n, (_, c) in three.items() if c == "structuralParameter"}
+        assert structural == ({"model.n_div"} if "model.n_div" in two else set()), m   # the Count options
+        assert {n: (vr, "parameter" if n in structural else c) for n, (vr, c) in three.items()} == two, m
         types = {v.name: v.type for v in md3.modelVariables}
         assert types["solver.integrator"] == "Enumeration" and types["solver.step_size"] == "Float64"
         assert types["solver.max_steps_per_call"] == "Int32"
@@ -201,6 +203,43 @@ def test_fmu_states_cross_between_fmi2_and_fmi3(extracted3, model):
     assert res["same_now"] and res["same_after"] and res["same_back"], res
 
 
+# ------------------------------------------------------------------------------------------ structural parameters
+@pytest.mark.parametrize("model,value", [("crane", 7), ("manipulator", 10)])
+def test_n_div_set_in_configuration_mode_runs_as_the_fmu_built_at_that_n_div(extracted3, tmp_path, model, value):
+    """model.n_div (a Count option: the flexible link's rigid finite elements, its bodies and coordinates) is a
+    structural parameter of the FMI 3.0 FMU, set in configuration mode only. Set there to a value the FMU carries,
+    the flexible link's run (20 steps of 10 ms) equals bit for bit the run of an FMU built with that n_div as its
+    only value. Misuse is refused with a message in FMI 3.0's words (set outside configuration mode, another
+    variable set in it, initialization, a step or an FMU state while in it, entering twice or after instantiation,
+    leaving without entering); a value outside n_div's range is refused when the mechanism is built; an FMU
+    without structural parameters (five_axis) refuses configuration mode."""
+    from fmu_mb.fmi.native_fmu import build_native_fmus
+    built = build_native_fmus(model, {3: tmp_path}, ["linux64"], options={"n_div": value}, every_count=False,
+                              log=lambda *a: None)[3]
+    shutil.unpack_archive(str(built.path), str(tmp_path / "x"), "zip")
+    md = read_model_description(extracted3[model][1])
+    var = {v.name: v for v in md.modelVariables}
+    assert var["model.n_div"].causality == "structuralParameter" and var["model.n_div"].type == "Int32"
+    assert all(v.causality != "structuralParameter" for v in md.modelVariables if v.name != "model.n_div")
+    link = {t.name: t for t in md.typeDefinitions}[var["model.link"].declaredType.name]
+    enums = {"model.link": [i.name for i in link.items].index("flexible")}
+    (rc1, configured, e1), (rc2, reference, e2), (rc3, none, e3) = run_cases([
+        ("configuration", dict(dir=extracted3[model][1], structural="model.n_div", real_param="solver.step_size",
+                               value=value, bad_value=int(var["model.n_div"].max) + 1, enums=enums)),
+        ("run_built", dict(dir=str(tmp_path / "x"), enums=enums)),
+        ("no_structure", dict(dir=extracted3["five_axis"][1]))])
+    assert rc1 == rc2 == rc3 == 0 and configured and reference and none, e1 + e2 + e3
+    for label, c in configured["cases"].items():
+        assert c["status"] == 3 and _message_ok(c["messages"], fmi3_name=False), (label, c)
+    said = {k: c["messages"][0] for k, c in configured["cases"].items()}
+    assert "model.n_div is a structural parameter" in said["structural_outside"]
+    assert "only structural parameters" in said["other_parameter"] and "solver.step_size" in said["other_parameter"]
+    assert "fmi3ExitConfigurationMode first" in said["initialize_while_configuring"]
+    assert configured["back"] == value and configured["run"] == reference
+    assert configured["bad"]["status"] == 3 and "model.n_div" in configured["bad"]["messages"][0]
+    assert none["status"] == 3 and "no structural parameters" in none["messages"][0]
+
+
 # ------------------------------------------------------------------------------------------ one FMU, three platforms
 #: the runs: five_axis at its drives; the crane away from its defaults through an Enumeration and an Int32 (another
 #: compiled mechanism); the mobile robot's compiled steering table
@@ -226,7 +265,7 @@ def test_one_fmi3_fmu_runs_on_every_platform(native_fmus, fmi3_fmus, tmp_path, w
     shutil.unpack_archive(str(fmi3_fmus[model].path), str(folder), "zip")
     md = read_model_description(str(folder / "modelDescription.xml"))
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    kind = {v.name: v.type for v in md.modelVariables}
+    kind = {v.name: "structural" if v.causality == "structuralParameter" else v.type for v in md.modelVariables}
     names = [v.name for v in md.modelVariables if v.causality == "output" and v.type == "Float64"]
     ext = "dll" if platform == "x86_64-windows" else "so"
     binary = folder / "binaries" / platform / f"{model}.{ext}"
@@ -236,7 +275,8 @@ def test_one_fmi3_fmu_runs_on_every_platform(native_fmus, fmi3_fmus, tmp_path, w
         res = "Z:" + res.replace("/", "\\")
     start = {**DRIVES.get(model, {}), **options}
     args = [str(binary), res, md.guid, "50", "0.01", str(tmp_path / "out.bin"), ",".join(str(vr[n]) for n in names)]
-    args += [f"{vr[k]}{ {'Float64': '', 'Enumeration': ':e', 'Int32': ':i'}[kind[k]] }={v!r}" for k, v in start.items()]
+    args += [f"{vr[k]}{ {'Float64': '', 'Enumeration': ':e', 'Int32': ':i', 'structural': ':c'}[kind[k]] }={v!r}"
+             for k, v in start.items()]
     source = Path(__file__).resolve().parents[1] / "c_host" / "fmi3_host.c"
     if platform == "x86_64-linux":
         host = _compile(shutil.which("cc") or "gcc", source, tmp_path / "host", ["-ldl"])
@@ -260,3 +300,19 @@ def test_one_fmi3_fmu_runs_on_every_platform(native_fmus, fmi3_fmus, tmp_path, w
         assert rel[k] <= 1e-11, (names[k], rel[k])
     else:
         assert np.array_equal(got, want), (names[k], rel[k])
+
+
+def test_simulate_sweep_and_report_take_an_fmi3_fmu(native_fmus, fmi3_fmus, tmp_path, capsys):
+    """fmu-mb simulate runs the FMI 3.0 FMU (its structural n_div set in configuration mode, the jib flexible) to the
+    FMI 2.0 FMU's CSV values bit for bit, and fmu-mb report draws the run."""
+    from fmu_mb import cli
+    from fmpy.util import read_csv
+    sets = ["model.link=1", "model.n_div=5", "column.tau_drive=-400"]
+    for version, fmus in ((2, native_fmus), (3, fmi3_fmus)):
+        assert cli.main(["simulate", str(fmus["crane"].path), "--stop-time", "0.2", "--step", "0.01", "--set", *sets,
+                         "--csv", str(tmp_path / f"run{version}.csv")]) == 0, capsys.readouterr().err
+    a, b = read_csv(str(tmp_path / "run2.csv")), read_csv(str(tmp_path / "run3.csv"))
+    assert a.dtype.names == b.dtype.names and len(a) == len(b) == 21 and len(a.dtype.names) > 100
+    assert all(np.array_equal(a[n], b[n]) for n in a.dtype.names) and np.ptp(a["jib.deflection[2]"]) > 0
+    assert cli.main(["report", str(tmp_path / "run3.csv"), "--out", str(tmp_path / "run3.html")]) == 0
+    assert (tmp_path / "run3.html").stat().st_size > 100_000

@@ -37,7 +37,7 @@ UPDATE_HINT = (f"{UPDATE_VAR}=1 .venv/bin/python -m pytest tests/fmi/test_golden
 MAX_DIFF_LINES = 80
 
 # the names the `fmus` fixture (tests/conftest.py) builds, known at collection time
-NAMES = [*registry.available(), "pd_controller"]
+NAMES = [*registry.available(), "pd_controller", "excitation"]
 
 # header attributes that change from build to build (or are an unreadable hash)
 EXCLUDED_ROOT_ATTRIBUTES = {"guid", "generationDateAndTime"}

@@ -226,3 +226,33 @@ def test_cli_reports_a_bad_study_in_one_line(tmp_path):
                        text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "peak(joint1.q)" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_an_fmi3_fmu_sweeps_to_the_bits_of_its_fmi2_twin(native_fmus, fmi3_fmus, tmp_path):
+    """The same study on the crane's FMI 3.0 and FMI 2.0 native FMUs (n_div, a structural parameter of the FMI 3.0
+    FMU, set in configuration mode; the jib flexible; the friction law by its item's name): every run's outputs
+    are bitwise the same; a run whose n_div the FMU refuses fails with FMI 3.0's message, the others go on."""
+    def study(fmu):
+        return study_from_dict({
+            "fmu": str(fmu), "stop_time": 0.1, "step": 0.01, "outputs": ["jib.q", "arm.q", "jib.deflection[2]"],
+            "metrics": ["max_abs(jib.deflection[2])"],
+            "grid": {"model.n_div": [2, 5], "model.friction": ["none", "lugre"]},
+            "runs": [{"model.n_div": 99}], "parameters": {"model.link": 1}, "title": "crane, both FMI versions"})
+    results = {}
+    for version, fmus in ((2, native_fmus), (3, fmi3_fmus)):
+        s = study(fmus["crane"].path)
+        table, executed = run_study(s, tmp_path / str(version), workers=2, progress=False)
+        assert executed == 5
+        results[version] = (table, _trajectories(tmp_path / str(version), table))   # (keys hash the FMU too)
+    (t2, r2), (t3, r3) = results[2], results[3]
+
+    def by_values(table, runs):
+        ok = table[table["status"] == "ok"]
+        return {(int(n), str(f)): runs[k] for n, f, k in zip(ok["model.n_div"], ok["model.friction"], ok["key"])}
+    a, b = by_values(t2, r2), by_values(t3, r3)
+    assert len(a) == 4 and a.keys() == b.keys()
+    for run in a:
+        assert a[run].equals(b[run]), run
+    assert t3[t3["status"] == "ok"]["max_abs(jib.deflection[2])"].min() > 0.0       # the flexible jib bends
+    bad = t3[t3["status"] != "ok"].iloc[0]
+    assert bad["status"] == "error" and "model.n_div" in bad["message"] and "fmi2" not in bad["message"]

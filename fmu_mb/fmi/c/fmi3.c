@@ -10,8 +10,11 @@
  *  - The state table is FMI 2.0's (fmu_mb.fmi.constants.CALLS3); fmi3EnterInitializationMode takes what
  *    fmi2SetupExperiment did. No event mode in co-simulation (hasEventMode = false), no early return (the step is
  *    synchronous and atomic: it never returns early, whatever earlyReturnAllowed says), no intermediate update,
- *    no clocks, no configuration mode (no structural parameters), no output derivatives
- *    (maxOutputDerivativeOrder = 0): each refused with a message naming why.
+ *    no clocks, no output derivatives (maxOutputDerivativeOrder = 0): each refused with a message naming why.
+ *  - Structural parameters: the Count options (Int32 options without named values: model.n_div, the number of
+ *    rigid finite elements of a flexible link, changes the mechanism's bodies and coordinates) are set in
+ *    configuration mode only (fmi3EnterConfigurationMode right after instantiation, fmi3ExitConfigurationMode),
+ *    as FMI 3.0 says; the core takes them like any option when the mechanism is built (initialization).
  *  - FMU states are the FMI 2.0 FMU's (state.c): a state serialized by one restores into the other.
  * No physics, no model knowledge.
  */
@@ -31,6 +34,7 @@
 typedef struct {
     fmi3InstanceEnvironment env;
     fmi3LogMessageCallback log;
+    int configuring;        /* in configuration mode (only the phase `instantiated` enters it) */
 } Host3;
 
 static const char *const WORDS[][2] = FMU_MB_FMI3_WORDS;
@@ -84,12 +88,21 @@ static fmi2CallbackFunctions callbacks3(Host3 *h) {
     Instance *s = instance_of((fmi2Component)instance); \
     if (!s) return fmi3Error;                         \
     s->call = name
+#define CONFIGURING(s) (((Host3 *)(s)->cb.componentEnvironment)->configuring)
+/* A call other than setting and reading variables is refused in configuration mode. */
+static int not_configuring(Instance *s) {
+    if (!CONFIGURING(s)) return 1;
+    FMU_ERROR(s, MSG_FMI3_CONFIGURING, s->call);
+    return 0;
+}
 #define BEGIN3_IN(name, mask)                                                             \
     BEGIN3(name);                                                                         \
-    if (!fmu_phase_allows(s, FMU_MB_MASK_##mask, FMU_MB_HINT_##mask)) return fmi3Error
+    if (!not_configuring(s) || !fmu_phase_allows(s, FMU_MB_MASK_##mask, FMU_MB_HINT_##mask)) return fmi3Error
 #define BEGIN3_ME(name, mask)                                                                             \
     BEGIN3(name);                                                                                         \
-    if (!fmu_interface_is(s, 1) || !fmu_phase_allows(s, FMU_MB_MASK_##mask, FMU_MB_HINT_##mask)) return fmi3Error
+    if (!not_configuring(s) || !fmu_interface_is(s, 1) ||                                                 \
+        !fmu_phase_allows(s, FMU_MB_MASK_##mask, FMU_MB_HINT_##mask))                                     \
+        return fmi3Error
 #define STATUS3(ok) ((ok) ? fmi3OK : fmi3Error)
 
 FMI3_Export const char *fmi3GetVersion(void) { return fmi3Version; }
@@ -100,6 +113,7 @@ static fmi3Instance instantiate(fmi3String name, int type, fmi3String token, fmi
     if (!h) return NULL;
     h->env = env;
     h->log = log;
+    h->configuring = 0;
     fmi2CallbackFunctions cb = callbacks3(h);
     Instance *s = fmu_instantiate(name, type, token, resources, 1, &cb, logging);
     if (!s) free(h);
@@ -122,7 +136,7 @@ FMI3_Export fmi3Instance fmi3InstantiateCoSimulation(
     fmi3InstanceEnvironment instanceEnvironment, fmi3LogMessageCallback logMessage,
     fmi3IntermediateUpdateCallback intermediateUpdate) {
     (void)visible; (void)earlyReturnAllowed; (void)requiredIntermediateVariables; (void)intermediateUpdate;
-    Host3 h = {instanceEnvironment, logMessage};
+    Host3 h = {instanceEnvironment, logMessage, 0};
     fmi2CallbackFunctions cb = callbacks3(&h);
     const char *shown = instanceName && fmu_valid_utf8(instanceName) ? instanceName : "";
     if (eventModeUsed) {
@@ -145,7 +159,7 @@ FMI3_Export fmi3Instance fmi3InstantiateScheduledExecution(
     fmi3UnlockPreemptionCallback unlockPreemption) {
     (void)instantiationToken; (void)resourcePath; (void)visible; (void)loggingOn; (void)clockUpdate;
     (void)lockPreemption; (void)unlockPreemption;
-    Host3 h = {instanceEnvironment, logMessage};
+    Host3 h = {instanceEnvironment, logMessage, 0};
     fmi2CallbackFunctions cb = callbacks3(&h);
     fmu_say_to(&cb, instanceName && fmu_valid_utf8(instanceName) ? instanceName : "", fmi2Error,
                MSG_FMI3_NOT_SCHEDULED, "fmi3InstantiateScheduledExecution");
@@ -192,6 +206,7 @@ FMI3_Export fmi3Status fmi3Terminate(fmi3Instance instance) {
 
 FMI3_Export fmi3Status fmi3Reset(fmi3Instance instance) {
     BEGIN3("fmi3Reset");
+    CONFIGURING(s) = 0;
     fmu_reset(s);
     return fmi3OK;
 }
@@ -239,6 +254,33 @@ static int call_ok(Instance *s, const fmi3ValueReference vr[], size_t nvr, const
     return 1;
 }
 
+/* A Count option (an Int32 option without named values) is a structural parameter. */
+static int is_structural(fmi3ValueReference vr) {
+    return vr < TIME_VR && FMU_MB_VARS[vr].role == FMU_MB_ROLE_OPTION && FMU_MB_VARS[vr].type == FMU_MB_TYPE_INTEGER &&
+           !FMU_MB_ENUMERATED[vr];
+}
+
+static int has_structural(void) {
+    for (fmi3ValueReference vr = 0; vr < TIME_VR; ++vr)
+        if (is_structural(vr)) return 1;
+    return 0;
+}
+
+/* Structural parameters are set in configuration mode, and nothing else is set there. */
+static int structure_ok(Instance *s, const fmi3ValueReference vr[], size_t nvr) {
+    for (size_t k = 0; k < nvr; ++k) {
+        if (CONFIGURING(s) && !is_structural(vr[k])) {
+            FMU_ERROR(s, MSG_FMI3_NOT_STRUCTURAL, s->call, FMU_MB_VARS[vr[k]].name);
+            return 0;
+        }
+        if (!CONFIGURING(s) && is_structural(vr[k])) {
+            FMU_ERROR(s, MSG_FMI3_STRUCTURAL_OUTSIDE, s->call, FMU_MB_VARS[vr[k]].name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 #define CHUNK 256
 /* Values pass through the core as doubles, in chunks; time (TIME_VR) is the instance's. */
 #define GET3(fn, ctype, TYPE, conv)                                                                      \
@@ -280,6 +322,7 @@ GET3(fmi3GetBoolean, fmi3Boolean, BOOL, x != 0.0)
                 FMU_ERROR(s, MSG_FMI3_TIME_READ_ONLY, s->call, vr[k]);                                        \
                 return fmi3Error;                                                                             \
             }                                                                                                 \
+        if (!structure_ok(s, vr, nvr)) return fmi3Error;                                                      \
         int ok = 1;                                                                                           \
         double buf[CHUNK];                                                                                    \
         for (size_t o = 0; o < nvr; o += CHUNK) {                                                             \
@@ -354,7 +397,33 @@ FMI3_Export fmi3Status fmi3SetBinary(fmi3Instance instance, const fmi3ValueRefer
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Clocks, configuration mode, per-element dependencies: none
+ * Configuration mode: from the phase `instantiated`, for the structural parameters
+ */
+FMI3_Export fmi3Status fmi3EnterConfigurationMode(fmi3Instance instance) {
+    BEGIN3("fmi3EnterConfigurationMode");
+    if (!has_structural()) {
+        FMU_ERROR(s, MSG_FMI3_NO_CONFIGURATION, s->call);
+        return fmi3Error;
+    }
+    if (!not_configuring(s) || !fmu_phase_allows(s, FMU_MB_MASK_fmi3EnterConfigurationMode,
+                                                 FMU_MB_HINT_fmi3EnterConfigurationMode))
+        return fmi3Error;
+    CONFIGURING(s) = 1;
+    return fmi3OK;
+}
+
+FMI3_Export fmi3Status fmi3ExitConfigurationMode(fmi3Instance instance) {
+    BEGIN3("fmi3ExitConfigurationMode");
+    if (!CONFIGURING(s)) {
+        FMU_ERROR(s, MSG_FMI3_NOT_CONFIGURING, s->call);
+        return fmi3Error;
+    }
+    CONFIGURING(s) = 0;
+    return fmi3OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Clocks, per-element dependencies: none
  */
 #define REFUSED(fn, msg, params)                     \
     FMI3_Export fmi3Status fn params {              \
@@ -389,8 +458,6 @@ REFUSED(fmi3SetShiftFraction, MSG_FMI3_NO_CLOCKS,
          const fmi3UInt64 resolutions[]))
 REFUSED(fmi3ActivateModelPartition, MSG_FMI3_NO_CLOCKS,
         (fmi3Instance instance, fmi3ValueReference clockReference, fmi3Float64 activationTime))
-REFUSED(fmi3EnterConfigurationMode, MSG_FMI3_NO_CONFIGURATION, (fmi3Instance instance))
-REFUSED(fmi3ExitConfigurationMode, MSG_FMI3_NO_CONFIGURATION, (fmi3Instance instance))
 REFUSED(fmi3GetNumberOfVariableDependencies, MSG_FMI3_NO_PER_ELEMENT,
         (fmi3Instance instance, fmi3ValueReference valueReference, size_t *nDependencies))
 REFUSED(fmi3GetVariableDependencies, MSG_FMI3_NO_PER_ELEMENT,
@@ -471,6 +538,7 @@ FMI3_Export fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const
                                                     const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
                                                     size_t nSensitivity) {
     BEGIN3("fmi3GetDirectionalDerivative");
+    if (!not_configuring(s)) return fmi3Error;
     if (!derivative_call_ok(s, unknowns, nUnknowns, knowns, nKnowns, seed, nSeed, sensitivity, nSensitivity, 0))
         return fmi3Error;
     return STATUS3(fmu_get_directional_derivative(s, unknowns, nUnknowns, knowns, nKnowns, seed, sensitivity));
@@ -481,6 +549,7 @@ FMI3_Export fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi
                                                 const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
                                                 size_t nSensitivity) {
     BEGIN3("fmi3GetAdjointDerivative");
+    if (!not_configuring(s)) return fmi3Error;
     if (!derivative_call_ok(s, unknowns, nUnknowns, knowns, nKnowns, seed, nSeed, sensitivity, nSensitivity, 1))
         return fmi3Error;
     char a[32];
@@ -515,6 +584,7 @@ FMI3_Export fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentComm
                                   fmi3Boolean *earlyReturn, fmi3Float64 *lastSuccessfulTime) {
     (void)noSetFMUStatePriorToCurrentPoint;
     BEGIN3("fmi3DoStep");
+    if (!not_configuring(s)) return fmi3Error;
     if (!fmu_interface_is(s, 0) || !fmu_phase_allows(s, FMU_MB_MASK_fmi3DoStep, FMU_MB_HINT_fmi3DoStep))
         return fmi3Error;
     const char *missing = !eventHandlingNeeded ? "eventHandlingNeeded" : !terminateSimulation ? "terminateSimulation"
