@@ -138,7 +138,8 @@ def validate_ssp(path) -> list:
 
 def fmpy_parameter_set(path):
     """The parameter values of every component of an .ssp as one FMPy ParameterSet, named "component.variable"
-    (what ``fmpy.ssp.simulate_ssp(path, parameter_set=...)`` applies; it reads but does not apply bindings)."""
+    (what ``fmpy.ssp.simulate_ssp(path, parameter_set=...)`` applies; it reads but does not apply bindings), Booleans
+    as 1.0/0.0 (fmpy.ssp compares a Boolean's value with 0.0)."""
     from fmpy.ssp.ssd import Parameter, ParameterSet, find_components, read_ssd
     merged = ParameterSet(name="parameters")
     for comp in find_components(read_ssd(str(path)).system):
@@ -147,6 +148,8 @@ def fmpy_parameter_set(path):
                 for p in values.parameters:
                     q = Parameter(name=f"{comp.name}.{p.name}")
                     q.type, q.value, q.unit = p.type, p.value, p.unit
+                    if p.type == "Boolean":      # fmpy.ssp sets `value != 0.0`: "false" would be true
+                        q.value = 1.0 if str(p.value).strip().lower() in ("true", "1") else 0.0
                     merged.parameters.append(q)
     return merged
 

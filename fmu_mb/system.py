@@ -110,12 +110,21 @@ class _Instance:
         return [self.vars[n].valueReference for n in names]
 
     def set(self, names, values):
-        reals = [(n, v) for n, v in zip(names, values) if self.vars[n].type == "Real"]
-        ints = [(n, v) for n, v in zip(names, values) if self.vars[n].type in ("Integer", "Enumeration")]
-        if reals:
-            self.fmu.setReal(self.refs(n for n, _ in reals), [float(v) for _, v in reals])
-        if ints:
-            self.fmu.setInteger(self.refs(n for n, _ in ints), [int(v) for _, v in ints])
+        by_type = {"Real": [], "Integer": [], "Boolean": []}
+        for n, v in zip(names, values):
+            kind = "Integer" if self.vars[n].type == "Enumeration" else self.vars[n].type
+            if kind not in by_type:
+                raise ValueError(f"{n}: a {kind} variable; a system sets Real, Integer and Boolean ones")
+            by_type[kind].append((n, v))
+        for kind, pairs in by_type.items():
+            if pairs:
+                refs = self.refs(n for n, _ in pairs)
+                if kind == "Real":
+                    self.fmu.setReal(refs, [float(v) for _, v in pairs])
+                elif kind == "Integer":
+                    self.fmu.setInteger(refs, [int(v) for _, v in pairs])
+                else:
+                    self.fmu.setBoolean(refs, [bool(v) for _, v in pairs])
 
     def close(self):
         self.fmu.terminate()
@@ -123,11 +132,11 @@ class _Instance:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def run(system: System, stop_time: float | None = None, record=None, on_step=None) -> dict:
+def run(system: System, stop_time: float | None = None, record=None) -> dict:
     """Run ``system`` from 0 to ``stop_time`` (default its own) with exchanges every ``system.step`` (module
     docstring). Returns {"time": (n + 1,), component: {variable: (n + 1,)}}: every connector's value and the
     Real outputs named in ``record`` ({component: [variables]}, or "all" for every Real output) at 0 (after
-    initialization) and after each step. ``on_step(k)`` is called after exchange k."""
+    initialization) and after each step."""
     system.check()
     T = system.stop_time if stop_time is None else stop_time
     h = system.step
@@ -170,8 +179,6 @@ def run(system: System, stop_time: float | None = None, record=None, on_step=Non
             for name in inst:
                 for v in outputs[name]:
                     value[f"{name}.{v}"] = log[name][v][k + 1]
-            if on_step:
-                on_step(k)
     finally:
         for i in inst.values():
             i.close()

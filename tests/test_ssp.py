@@ -49,6 +49,11 @@ def crane_loop(blocks):
     return system, ssp, run(system)
 
 
+@pytest.fixture(scope="module")
+def three_loop(blocks):
+    return _mechanism("three_loop", blocks)
+
+
 def _plant_outputs(system):
     return [v for v, kind in system.connectors("plant").items() if kind == "output"]
 
@@ -177,10 +182,10 @@ def test_the_demo_is_the_python_master_on_this_system(crane_loop, blocks, tmp_pa
         np.testing.assert_allclose(frame[n].to_numpy(), ours["plant"][n][k], rtol=1e-9, atol=1e-12, err_msg=n)
 
 
-def test_another_mechanisms_loop_runs_the_same_in_every_master(blocks):
+def test_another_mechanisms_loop_runs_the_same_in_every_master(blocks, three_loop):
     """three_loop (paper 003's closed-loop mechanism) in the same structure: reference in programmed mode, PD
     controller, plant in torque mode; the plant follows and FMPy and libcosim agree with the Python master."""
-    fmu = _mechanism("three_loop", blocks)
+    fmu = three_loop
     system = mechanism_closed_loop("three_loop", fmu, blocks, stop_time=1.0, omega=20.0)
     ssp = write_ssp(system, blocks / "three_loop_closed_loop.ssp")
     assert validate_ssp(ssp) == []
@@ -238,3 +243,23 @@ def test_controller_drives_are_off_before_t_enable(blocks):
                        start_values={"t_enable": 0.25, "tau_ff[1]": 3.0, "q_ref[1]": 0.1, "Kp[1]": 100.0})
     t = np.round(res["time"], 9)
     np.testing.assert_array_equal(res["tau[1]"], np.where(t >= 0.25, 13.0, 0.0))
+
+
+def test_a_boolean_parameter_reaches_every_master(blocks, three_loop):
+    """A Boolean parameter (the plant's solver.projection = false) is an ssv:Boolean "false"; the Python master and
+    FMPy (through fmpy_parameter_set: fmpy.ssp would turn the text "false" into true) run the plant without
+    projection, which differs from the default run."""
+    base = mechanism_closed_loop("three_loop", three_loop, blocks, stop_time=0.3, omega=20.0)
+    system = mechanism_closed_loop("three_loop", three_loop, blocks, stop_time=0.3, omega=20.0,
+                                   plant_options={"solver.projection": False})
+    ssp = write_ssp(system, blocks / "three_loop_no_projection.ssp")
+    with zipfile.ZipFile(ssp) as z:
+        assert b'<ssv:Boolean value="false"/>' in z.read("resources/plant.ssv")
+    values = {p.name: p.value for p in fmpy_parameter_set(ssp).parameters}
+    assert values["plant.solver.projection"] == 0.0
+    ours, default = run(system), run(base)
+    names = _plant_outputs(system)
+    assert any(not np.array_equal(ours["plant"][n], default["plant"][n]) for n in names)
+    steps = int(round(system.stop_time / system.step))
+    res = _fmpy(system, ssp)
+    assert _worst(ours["plant"], {n: res[f"plant.{n}"] for n in names}, names, steps) <= TOL

@@ -143,11 +143,17 @@ def test_every_phase_mask_is_the_state_table():
 def test_fmi3_state_table_is_fmi2s_under_fmi3s_names():
     """FMI 3.0's table (fmi3.c) allows each call where its FMI 2.0 counterpart is allowed: fmi3EnterInitializationMode
     where fmi2SetupExperiment was (it takes its arguments), fmi3UpdateDiscreteStates where fmi2NewDiscreteStates
-    was; and every hint names FMI 3.0 functions."""
+    was; and every hint names FMI 3.0 functions. Configuration mode, which FMI 2.0 lacks, is entered in the phase
+    fmi2SetupExperiment was allowed in (instantiated), and its hint names FMI 3.0's calls."""
     counterpart = {"fmi3EnterInitializationMode": "fmi2SetupExperiment", "fmi3UpdateDiscreteStates":
                    "fmi2NewDiscreteStates", "fmi3GetContinuousStateDerivatives": "fmi2GetDerivatives",
                    "fmi3GetFMUState": "fmi2GetFMUstate", "fmi3SetFMUState": "fmi2SetFMUstate"}
+    own = {"fmi3EnterConfigurationMode": "fmi2SetupExperiment"}
     for call, (phases, hint) in constants.CALLS3.items():
+        if call in own:
+            assert constants.phase_mask(call) == constants.phase_mask(own[call]), call
+            assert "fmi2" not in hint and "fmi3EnterInitializationMode" in hint, call
+            continue
         two = counterpart.get(call, call.replace("fmi3", "fmi2"))
         assert constants.phase_mask(call) == constants.phase_mask(two), call
         assert "fmi2" not in hint and constants.in_fmi3_words(constants.CALLS[two][1]) == hint, call
