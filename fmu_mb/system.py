@@ -207,6 +207,16 @@ def mass_matrix(cm, q) -> np.ndarray:
     return data.M.copy()
 
 
+def pd_channel(i: int, joint: str) -> list:
+    """The connections of the PD controller's channel ``i`` around ``joint``: the reference's and the plant's
+    coordinate and rate in, the command out to the plant's drive."""
+    return [Connection(f"reference.{joint}.q", f"controller.q_ref[{i}]"),
+            Connection(f"reference.{joint}.qd", f"controller.qd_ref[{i}]"),
+            Connection(f"plant.{joint}.q", f"controller.q[{i}]"),
+            Connection(f"plant.{joint}.qd", f"controller.qd[{i}]"),
+            Connection(f"controller.tau[{i}]", f"plant.{joint}.tau_drive")]
+
+
 def gain_values(Kp, Kd) -> dict:
     """The PD controller's parameter values {"Kp[i]": ..., "Kd[i]": ...} of per-channel gains."""
     return {**{f"Kp[{i + 1}]": float(k) for i, k in enumerate(Kp)}, **{f"Kd[{i + 1}]": float(k) for i, k in enumerate(Kd)}}
@@ -251,11 +261,7 @@ def crane_closed_loop(fmu_dir, step: float = 2.5e-4, stop_time: float = 5.0, ome
             Connection("reference.column.tau_required", "excitation.u[1]"),
             Connection("excitation.y[1]", "controller.tau_ff[1]")]
     for i, j in enumerate(CRANE_JOINTS, start=1):
-        cons += [Connection(f"reference.{j}.q", f"controller.q_ref[{i}]"),
-                 Connection(f"reference.{j}.qd", f"controller.qd_ref[{i}]"),
-                 Connection(f"plant.{j}.q", f"controller.q[{i}]"),
-                 Connection(f"plant.{j}.qd", f"controller.qd[{i}]"),
-                 Connection(f"controller.tau[{i}]", f"plant.{j}.tau_drive")]
+        cons += pd_channel(i, j)
         if i > 1:
             cons.append(Connection(f"reference.{j}.tau_required", f"controller.tau_ff[{i}]"))
     return System("crane_closed_loop",
@@ -323,11 +329,7 @@ def mechanism_closed_loop(model, fmu, fmu_dir, step: float = 1e-3, stop_time: fl
     has = {v.name for v in read_model_description(str(fmu), validate=False).modelVariables}
     cons = []
     for i, j in enumerate(joints, start=1):
-        cons += [Connection(f"reference.{j}.q", f"controller.q_ref[{i}]"),
-                 Connection(f"reference.{j}.qd", f"controller.qd_ref[{i}]"),
-                 Connection(f"plant.{j}.q", f"controller.q[{i}]"),
-                 Connection(f"plant.{j}.qd", f"controller.qd[{i}]"),
-                 Connection(f"controller.tau[{i}]", f"plant.{j}.tau_drive")]
+        cons += pd_channel(i, j)
         if f"{j}.tau_required" in has:
             cons.append(Connection(f"reference.{j}.tau_required", f"controller.tau_ff[{i}]"))
     return System(f"{name}_closed_loop", f"{name} under a PD controller with feed-forward from a reference {name} "
