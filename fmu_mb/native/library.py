@@ -23,6 +23,7 @@ carries it (fmu_mb.native.LIB_DIR: what the pythonfmu FMUs load through ctypes).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -342,11 +343,35 @@ def library_key() -> str:
     return hashlib.sha256(this_core_digest().encode() + b"\0" + RUNTIME_C.read_bytes()).hexdigest()
 
 
+@contextlib.contextmanager
+def _exclusive(path: Path):
+    """Hold an exclusive lock on ``path`` (created) while the block runs: two processes that need the same
+    library (two builds, the test suite's workers) compile it once, the second waits and reuses it. Where the
+    platform has no fcntl (Windows), no lock: the renames below stay atomic, at worst both compile."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def cached(targets=("linux64",), log=print) -> dict:
     """{target: directory with the library, its object file, shim and header}: the kernel library of this
     core, compiled once into ``$FMU_MB_CACHE/kernel-library/<library_key>/`` (about 100 s on the team's 2-core
     machine; a later target of the same core: about 10 s, from the kept IR)."""
     root = cache_root() / "kernel-library" / library_key()[:16]
+    with _exclusive(root.parent / f".{root.name}.lock"):
+        return _cached(root, targets, log)
+
+
+def _cached(root: Path, targets, log) -> dict:
     missing = [t for t in targets if not (root / t / "fmu_mb_kernels.o").is_file()
                or not (root / t / TARGETS[t][2]).is_file()]
     if missing:
@@ -372,6 +397,11 @@ def ensure(out=LIB_DIR, log=print) -> tuple:
         raise RuntimeError("the native kernel library has no target for this platform (x86-64 Linux and "
                            "Windows only), and every FMU carries it: build the FMUs on x86-64 Linux or Windows "
                            "(--target linux-aarch64 cross-compiles an AArch64 FMU there)")
+    with _exclusive(cache_root() / "kernel-library" / ".ensure.lock"):
+        return _ensure(Path(out), target, log)
+
+
+def _ensure(out: Path, target: str, log) -> tuple:
     fallback = fallback_dir()
     key = library_key()
     for d in (Path(out), fallback):
