@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fmpy import read_model_description, simulate_fmu
+from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 from fmu_mb import registry
 from fmu_mb.simulator import METHODS
 from tests.fmi.test_native_fmu import DETAIL, DRIVES
 from tests.test_robustness import ERROR, run_case, run_cases
+
+
+def simulate_fmu(path, output, **kwargs) -> dict:
+    """FMPy's simulate_fmu in a fresh process (tests/fmu_cases.py fmpy_simulate): {name: array}."""
+    rc, res, err = run_case("fmpy_simulate", path=str(path), names=list(output), **kwargs)
+    assert rc == 0 and res is not None, err
+    return {n: np.array([float.fromhex(v) for v in vals]) for n, vals in res.items()}
 
 MODELS = registry.available()
 RK4 = list(METHODS).index("rk4")
