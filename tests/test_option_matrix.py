@@ -77,8 +77,8 @@ def distinct_combinations(name: str) -> tuple[list, int]:
     return [c for _, c in out], len(combos)
 
 
-def run_one(args, seconds: float = SECONDS) -> tuple:
-    """(combo, None) if ``seconds`` at the FMU defaults ran to a finite state, else (combo, what went wrong)."""
+def run_one(args) -> tuple:
+    """(combo, None) if ``SECONDS`` at the FMU defaults ran to a finite state, else (combo, what went wrong)."""
     name, combo = args
     from fmu_mb.simulator import Simulator
     mod = registry.load(name)
@@ -87,7 +87,7 @@ def run_one(args, seconds: float = SECONDS) -> tuple:
         cm = compile_mechanism(mod.build(**combo))
         sim = Simulator(cm, meta.get("step_size", 1e-3), method=auto_method(mod, combo))
         sim.initialize(static=meta.get("static_start", False))
-        for _ in range(int(round(seconds / COMM))):
+        for _ in range(int(round(SECONDS / COMM))):
             sim.step(COMM)
     except Exception as e:                                  # (SimulationError: a step refused)
         return combo, f"{type(e).__name__}: {e}"
@@ -106,4 +106,3 @@ def test_every_option_combination_at_every_count_value_runs_at_the_defaults(mode
         print(f"{model}: {len(known)} known limit(s) fail as documented: {known}")
     failed = [f for f in failed if f not in known]
     assert not failed, f"{len(failed)} of {len(combos)} distinct combinations ({total} in all) fail: {failed[:3]}"
-
