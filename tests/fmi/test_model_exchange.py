@@ -20,11 +20,12 @@ from tests.fmi.test_native_fmu import DETAIL, DRIVES
 from tests.test_robustness import ERROR, run_case, run_cases
 
 
-def simulate_fmu(path, output, **kwargs) -> dict:
+def simulate_in_fresh_process(path, output, **kwargs) -> dict:
     """FMPy's simulate_fmu in a fresh process (tests/fmu_cases.py fmpy_simulate): {name: array}."""
     rc, res, err = run_case("fmpy_simulate", path=str(path), names=list(output), **kwargs)
     assert rc == 0 and res is not None, err
     return {n: np.array([float.fromhex(v) for v in vals]) for n, vals in res.items()}
+
 
 MODELS = registry.available()
 RK4 = list(METHODS).index("rk4")
@@ -86,9 +87,9 @@ def test_cvode_on_model_exchange_follows_the_cosimulation_reference(native_fmus,
     stop, h, rtol, interval = RUNS[model]["detail" if detail else "defaults"]
     start = {**DRIVES.get(model, {}), **(DETAIL[model] if detail else {})}
     names = _coordinates(read_model_description(path))
-    ref = simulate_fmu(path, stop_time=stop, output_interval=0.01, output=names,
+    ref = simulate_in_fresh_process(path, stop_time=stop, output_interval=0.01, output=names,
                        start_values={**start, "solver.integrator": RK4, "solver.step_size": h})
-    me = simulate_fmu(path, fmi_type="ModelExchange", relative_tolerance=rtol, stop_time=stop,
+    me = simulate_in_fresh_process(path, fmi_type="ModelExchange", relative_tolerance=rtol, stop_time=stop,
                       output_interval=interval, start_values=start, output=names)
     moved = max(float(np.ptp(ref[n])) for n in names)
     worst = max(float(np.max(np.abs(np.interp(ref["time"], me["time"], me[n]) - ref[n]))) for n in names)
@@ -167,7 +168,7 @@ def test_model_exchange_derivatives_integrated_by_rk4_are_the_cosimulation_step(
     names = _coordinates(read_model_description(str(native_fmus[model].path)))
     rc, res, err = run_case("me_rk4", dir=str(extracted_native[model]), start=start, h=h, stop=0.05, names=names)
     assert rc == 0 and res is not None, err
-    ref = simulate_fmu(str(native_fmus[model].path), stop_time=0.05, output_interval=0.05, output=names,
+    ref = simulate_in_fresh_process(str(native_fmus[model].path), stop_time=0.05, output_interval=0.05, output=names,
                        start_values={**start, "solver.integrator": RK4, "solver.step_size": h})
     me, cs = np.array([float.fromhex(v) for v in res]), np.array([ref[n][-1] for n in names])
     assert np.max(np.abs(me - cs)) <= 1e-9, np.max(np.abs(me - cs))
