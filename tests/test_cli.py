@@ -295,3 +295,20 @@ def test_variable_lists_keep_commas_inside_brackets():
     assert split_names("dynamics.M[1,2], arm.q ,tip.R[3],dynamics.M[2,1],") == [
         "dynamics.M[1,2]", "arm.q", "tip.R[3]", "dynamics.M[2,1]"]
     assert split_names(" , ") == []
+
+
+def test_compile_prepares_the_kernels_and_names_what_failed(capsys):
+    """``fmu-mb compile``: every part once (the suite's scripts/test.sh ran it, so each is ready in seconds
+    here, which is what this checks: the parts import and run), an unknown part refused in one line (exit 2),
+    a part that fails named with the end of its error (exit 1 from the CLI)."""
+    from fmu_mb import precompile
+    r = run("compile")
+    assert r.returncode == 0, r.stderr
+    assert [line.split(":")[0].strip() for line in r.stdout.splitlines()[1:]] == list(precompile.PARTS), r.stdout
+    r = run("compile", "simulation", "kinematics")
+    assert r.returncode == 2 and r.stderr.strip() == ("fmu-mb: error: unknown part 'kinematics': choose from "
+                                                      "simulation, linearization, native"), r.stderr
+    with pytest.raises(RuntimeError, match=r"compiling failed: no_such_part: .*AttributeError: module "
+                                           r"'fmu_mb.precompile' has no attribute 'no_such_part'"):
+        precompile.run(("no_such_part",), log=print)
+    assert "no_such_part: failed after" in capsys.readouterr().out

@@ -1,0 +1,111 @@
+"""Compile the kernels before their first use: ``fmu-mb compile``.
+
+What a first simulate, build or linearize otherwise waits for, done at once, each part in its own
+process so that the parts run side by side:
+
+- ``simulation``: numba's JIT specialisations of the simulation pipeline, every stepping path (a
+  constrained mechanism, the crane; a tree, five_axis; RK4 and the Rosenbrock methods);
+- ``linearization``: the complex-step specialisations of the same kernels (fmu_mb.linearization:
+  ∂ẋ/∂x and the step map);
+- ``native``: this platform's native kernel library (fmu_mb.native.library, which itself compiles in
+  one process per core).
+
+The JIT parts run in one process, one after the other (linearization steps the float kernels that
+simulation compiles: two processes would compile those twice), beside the library's build.
+
+numba keeps the first two on disk beside the kernels (``__pycache__``, or ``$NUMBA_CACHE_DIR``), the
+library goes to ``$FMU_MB_CACHE``; a part already compiled for these sources takes seconds. Measured on
+the team's 2-core machine with every cache empty, each alone: simulation 340-360 s, then linearization
+400 s more, native 306 s (in two processes). Without it the test suite's two workers each compiled what
+their first tests needed, the same kernels in both at once, while the library's compile held the cores
+(scripts/test.sh runs it first).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+
+from .sources import importable_env
+
+PARTS = ("simulation", "linearization", "native")
+
+
+def _simulators():
+    from . import registry
+    from .model import compile_mechanism
+    from .model.options import auto_method
+    from .simulator import METHODS, Simulator
+    for name in ("crane", "five_axis"):
+        mod = registry.load(name)
+        cm = compile_mechanism(mod.build())
+        for method in METHODS:
+            sim = Simulator(cm, mod.FMU.get("step_size", 1e-3), method=method)
+            sim.initialize(static=mod.FMU.get("static_start", False))
+            sim.step(0.01)
+            yield sim, method == auto_method(mod, {})
+
+
+def simulation() -> None:
+    """Every stepping method on a constrained mechanism and on a tree (the outputs included)."""
+    from .outputs import expand
+    for sim, _ in _simulators():
+        sim.read([v.source for v in expand(sim.cm) if v.type == "Real"])
+
+
+def linearization() -> None:
+    """The complex-step Jacobians of both mechanisms: ∂ẋ/∂x, ∂y/∂x and one communication step's map."""
+    from .codes import Scheme
+    from .linearization.jacobians import ComplexStep
+    from .simulator import METHODS
+    for sim, default in _simulators():
+        if default:
+            cs = ComplexStep(sim)
+            cs.continuous(sim.x, sim.t, sim.tau_drive)
+            cs.step(sim.x, sim.t, sim.tau_drive, sim.h, 0.01, Scheme(METHODS[sim.method].scheme))
+
+
+def native() -> None:
+    """This platform's native kernel library (cached per core version)."""
+    from .native.library import ensure
+    ensure(log=lambda line: None)
+
+
+def run(parts=PARTS, log=print) -> dict:
+    """Compile ``parts``; {part: seconds since the start when it was ready}. The JIT parts run one after the
+    other in one process (linearization steps the float kernels that simulation compiles), beside the native
+    library's build. RuntimeError naming the parts that failed, with the end of their error output.
+    ``native`` is left out where the platform has no kernel library target (fmu_mb.native.platform_target)."""
+    from .native import platform_target
+    if platform_target() is None and "native" in parts:
+        log("no native kernel library for this platform: compiling the JIT kernels only")
+        parts = tuple(p for p in parts if p != "native")
+    t0 = time.perf_counter()
+    chains = [c for c in ([p for p in parts if p != "native"], [p for p in parts if p == "native"]) if c]
+    code = ("import sys\nfrom fmu_mb import precompile\n"
+            "for part in sys.argv[1:]:\n    getattr(precompile, part)()\n"
+            "    print(part, flush=True)\n")
+    errs = [tempfile.TemporaryFile("w+") for _ in chains]      # (a file: a pipe left unread could fill and block)
+    procs = [(chain, err, subprocess.Popen([sys.executable, "-c", code, *chain], stdout=subprocess.PIPE, stderr=err,
+                                           text=True, env=importable_env())) for chain, err in zip(chains, errs)]
+    log(f"compiling the kernels: {', '.join(parts)} (minutes once per version of the sources, seconds after) ...")
+    seconds, failed = {}, {}
+    for chain, err, proc in procs:
+        for line in proc.stdout:                        # (each part as it is ready)
+            part = line.strip()
+            if part in chain:
+                seconds[part] = time.perf_counter() - t0
+                log(f"  {part}: ready after {seconds[part]:.0f} s")
+        proc.wait()
+        err.seek(0)
+        lines = err.read().strip().splitlines()[-5:]
+        err.close()
+        for part in chain:
+            if part not in seconds:
+                failed[part] = lines
+                log(f"  {part}: failed after {time.perf_counter() - t0:.0f} s")
+                break
+    if failed:
+        raise RuntimeError("compiling failed: " + "; ".join(f"{p}: {' / '.join(lines)}" for p, lines in failed.items()))
+    return seconds
