@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the most detailed options of each mechanism (FMI parameter values)
+#: the most detailed options of each mechanism (FMI parameter values; the models' MOST_DETAILED written out, so that
+#: this script runs from a tree whose models predate it)
 DETAIL = {"crane": {"model.link": 1, "model.friction": 2, "model.base": 0},
           "manipulator": {"model.base": 1, "model.link": 1, "model.friction": 1},
           "rpsup": {"model.base": 1, "model.coupler": 1, "model.friction": 1},

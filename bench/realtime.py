@@ -41,12 +41,8 @@ from fmu_mb.simulator import METHODS, Simulator
 PAPER_STEP = {"manipulator": 1e-5, "rpsup": 1e-5, "crane": 2.5e-4}
 #: inputs that make the default run move
 INPUTS = {"crane": ("column", -400.0)}
-#: the most detailed options of every model (issue 12's list; the mobile robot has no physics options)
-DETAIL = {"crane": dict(link="flexible", friction="lugre", base="flexible"),
-          "manipulator": dict(base="flexible", link="flexible", friction="lugre"),
-          "rpsup": dict(base="flexible", coupler="flexible", friction="lugre"),
-          "five_axis": dict(friction="stribeck"), "three_loop": dict(friction="stribeck"),
-          "mobile_robot": dict()}
+#: the most detailed options of every model (its model file's MOST_DETAILED; the mobile robot has no physics options)
+DETAIL = {name: registry.most_detailed(name) for name in registry.available()}
 
 
 def direct(name: str, h: float, seconds: float, method: str = "rk4") -> tuple[float, int, int]:

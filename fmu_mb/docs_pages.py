@@ -51,6 +51,10 @@ def mechanism_page(name: str) -> str:
             values = _values(o)
             lines.append(f"| `model.{key}` | {values} | {getattr(o, 'default', '')} | "
                          f"{getattr(o, 'description', '').replace('|', '/')} |")
+    detail = getattr(module, "MOST_DETAILED", None)
+    if detail:
+        lines += ["", "Full detail (the model file's `MOST_DETAILED`: what the benchmarks and the accuracy tests run as "
+                  "the most detailed options): " + ", ".join(f"`model.{k} = {v}`" for k, v in detail.items()) + "."]
     table = interface_markdown(itf, "").split("\n", 2)[2]          # without its title
     lines += ["", "## Variables", "", table]
     return "\n".join(lines).rstrip() + "\n"

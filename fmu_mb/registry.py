@@ -37,6 +37,26 @@ def load(name: str) -> ModuleType:
     return load_file(path, name)
 
 
+def most_detailed(name: str) -> dict:
+    """The model's most detailed options, its ``MOST_DETAILED`` (every physical effect it has on: what the
+    benchmarks, the accuracy tests and the docs call full detail); {} for a model file without one."""
+    return dict(getattr(load(name), "MOST_DETAILED", {}))
+
+
+def as_fmu_parameters(name: str, options: dict) -> dict:
+    """``options`` of the model as its FMU's parameter start values, {"model.<option>": value}: a Choice as the
+    index of its value (the FMU's Integer/Enumeration), anything else as given."""
+    from .model.options import Choice
+    spec = getattr(load(name), "OPTIONS", {})
+    out = {}
+    for key, value in options.items():
+        if key not in spec:
+            raise KeyError(f"model {name!r} has no option {key!r} (options: {', '.join(spec) or 'none'})")
+        o = spec[key]
+        out[f"model.{key}"] = o.values.index(value) if isinstance(o, Choice) else value
+    return out
+
+
 class ModelFileError(ValueError):
     """A model file that cannot be imported or built; the message names the file and line."""
 

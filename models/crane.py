@@ -152,6 +152,11 @@ RK4_STEP = 2.5e-4                     # s, paper 001's RK4 step: the reference r
 # runs 20 s. Undamped (damping = 0, the paper's structure) no 1 ms step follows the run: 7.7e-2 rad
 # (above, DAMPING).
 FMU = {"step_size": 1e-3, "method": "ros2_lowdamp", "stop_time": 5.0, "static_start": True}
+
+#: the most detailed options (every physical effect the model has on): what the benchmarks, the accuracy
+#: tests and the docs call "full detail" (fmu_mb.registry.most_detailed)
+MOST_DETAILED = dict(link="flexible", friction="lugre", base="flexible")
+
 # Where the default's accuracy ends (the FMU warns at initialization outside these measurements, issue 40):
 # paper 001's -4000 N·m column pulse in torque mode at full detail (flexible jib and base, no friction), jib and
 # arm at their static holding torques, 2 s; largest error of the column, jib and arm angles against the

@@ -57,6 +57,11 @@ OPTIONS = {"friction": Choice(("none", "coulomb_viscous", "stribeck"), "none",
                               "normal load eq. 47")}
 FMU = {"step_size": 1e-3, "stop_time": 10.0}
 
+#: the most detailed options (every physical effect the model has on): what the benchmarks, the accuracy
+#: tests and the docs call "full detail" (fmu_mb.registry.most_detailed)
+MOST_DETAILED = dict(friction="stribeck")
+
+
 
 def build(friction: str = "none", actuated: bool = True) -> Mechanism:
     """The five-axis tree of paper 002. friction: 'none', 'coulomb_viscous' (eq. 42) or

@@ -167,6 +167,11 @@ RK4_STEP = 2e-5     # s: the reference runs (scenarios, tests) integrate with RK
 # 1.4e-4 above); joint-force RMS within 1.9e-3 (tests/test_manipulator.py).
 FMU = {"step_size": 1.25e-3, "method": "ros34pw2", "stop_time": 4.0, "static_start": True}
 
+#: the most detailed options (every physical effect the model has on): what the benchmarks, the accuracy
+#: tests and the docs call "full detail" (fmu_mb.registry.most_detailed)
+MOST_DETAILED = dict(base="flexible", link="flexible", friction="lugre")
+
+
 
 def _rz(a: float) -> np.ndarray:
     c, s = math.cos(a), math.sin(a)

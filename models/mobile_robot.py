@@ -129,6 +129,11 @@ OPTIONS = {
 }
 FMU = {"step_size": 1e-3, "stop_time": 10.0}
 
+#: the most detailed options (every physical effect the model has on): what the benchmarks, the accuracy
+#: tests and the docs call "full detail" (fmu_mb.registry.most_detailed)
+MOST_DETAILED = dict()  # (no physics options)
+
+
 
 def build(eliminate: str = "min_norm", mode: str = "programmed", formulation: str = "gpme") -> Mechanism:
     """The robot of paper 004 in absolute coordinates at the straight start configuration."""

@@ -149,6 +149,11 @@ RK4_STEP = 5e-5     # s: the reference runs (scenarios, tests) integrate with RK
 # 10 ms communication step (bench/realtime.py); RK4 at RK4_STEP, solver.integrator = 0, runs at 0.5×.
 # At 2 ms it diverges where R22 breaks away (its stage overshoots the bristle); the damped γ runs there.
 FMU = {"step_size": 1e-3, "method": "ros2_lowdamp", "stop_time": STOP_TIME, "static_start": True}
+
+#: the most detailed options (every physical effect the model has on): what the benchmarks, the accuracy
+#: tests and the docs call "full detail" (fmu_mb.registry.most_detailed)
+MOST_DETAILED = dict(base="flexible", coupler="flexible", friction="lugre")
+
 # In torque mode under a controller, LuGre's stick-slip is where ROS2 loses its accuracy: S_fl L_fl J_f driven by
 # a PD law (10 ms, ω = 10 rad/s, ζ = 0.7) about the programmed run, 5 s (tests/test_controlled_accuracy.py),
 # against ROS34PW2 at 1e-5 s (RK4 at 5e-6 s within 2.4e-10 of it): ros2_lowdamp 5.8e-3 rad (m) off at 1 ms,

@@ -80,6 +80,11 @@ OPTIONS = {
 }
 FMU = {"step_size": 1e-3, "stop_time": 10.0}
 
+#: the most detailed options (every physical effect the model has on): what the benchmarks, the accuracy
+#: tests and the docs call "full detail" (fmu_mb.registry.most_detailed)
+MOST_DETAILED = dict(friction="stribeck")
+
+
 
 def build(friction: str = "none", mode: str = "programmed", formulation: str = "gpme") -> Mechanism:
     """The three-loop mechanism of paper 002 at its tabulated configuration (all angles 0)."""

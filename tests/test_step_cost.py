@@ -15,12 +15,8 @@ from fmu_mb.model.options import auto_method
 from fmu_mb.simulator import METHODS, Simulator
 from fmu_mb.step_cost import StepCost, worst_communication_step, worst_step
 
-#: every mechanism's most detailed options (as bench/realtime.py's DETAIL)
-DETAIL = {"crane": dict(link="flexible", friction="lugre", base="flexible"),
-          "manipulator": dict(base="flexible", link="flexible", friction="lugre"),
-          "rpsup": dict(base="flexible", coupler="flexible", friction="lugre"),
-          "five_axis": dict(friction="stribeck"), "three_loop": dict(friction="stribeck"),
-          "mobile_robot": dict()}
+#: every mechanism's most detailed options (its model file's MOST_DETAILED)
+DETAIL = {name: registry.most_detailed(name) for name in registry.available()}
 #: a communication step that is not a multiple of any model's internal step (a remainder step every time)
 DT = 0.0107
 FIXED = (Work.STEPS, Work.EVALUATIONS, Work.STAGE_MATRICES, Work.FRICTION_SOLVES, Work.PROJECTIONS)

@@ -24,11 +24,8 @@ from tests.windows import MINGW
 
 HERE = Path(__file__).resolve().parents[1]           # tests/
 MODELS = registry.available()
-#: the most detailed options of every model (bench/realtime.py's DETAIL, as FMU parameters)
-DETAIL = {"crane": {"model.link": 1, "model.friction": 2, "model.base": 0},
-          "manipulator": {"model.base": 1, "model.link": 1, "model.friction": 1},
-          "rpsup": {"model.base": 1, "model.coupler": 1, "model.friction": 1},
-          "five_axis": {"model.friction": 2}, "three_loop": {"model.friction": 2}, "mobile_robot": {}}
+#: the most detailed options of every model (its model file's MOST_DETAILED), as FMU parameters
+DETAIL = {name: registry.as_fmu_parameters(name, registry.most_detailed(name)) for name in MODELS}
 #: inputs that make each run move in its own way (the programmed mechanisms follow their paths)
 DRIVES = {"five_axis": {"joint1.tau_drive": 2.0, "joint4.tau_drive": -0.5}, "crane": {"column.tau_drive": -400.0}}
 

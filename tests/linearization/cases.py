@@ -9,12 +9,8 @@ from fmu_mb.model import compile_mechanism
 from fmu_mb.model.options import auto_method
 from fmu_mb.simulator import Simulator
 
-#: the most detailed options of every model (bench/realtime.py's DETAIL)
-DETAIL = {"crane": dict(link="flexible", friction="lugre", base="flexible"),
-          "manipulator": dict(base="flexible", link="flexible", friction="lugre"),
-          "rpsup": dict(base="flexible", coupler="flexible", friction="lugre"),
-          "five_axis": dict(friction="stribeck"), "three_loop": dict(friction="stribeck"),
-          "mobile_robot": dict()}
+#: the most detailed options of every model (its model file's MOST_DETAILED)
+DETAIL = {name: registry.most_detailed(name) for name in registry.available()}
 CASES = [(name, detail) for name in registry.available() for detail in (False, True)]
 IDS = [f"{name}-{'detail' if detail else 'defaults'}" for name, detail in CASES]
 

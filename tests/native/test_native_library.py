@@ -82,9 +82,9 @@ def test_library_kernels_equal_the_jit_kernels_bitwise(clib, name):
     assert_bitwise(name, _run(cm, "jit"), _run(cm, clib))
 
 
-FULL_DETAIL = [("crane", dict(link="flexible", friction="lugre", base="flexible"), "ros2_lowdamp", 1e-3),
-               ("manipulator", dict(base="flexible", link="flexible", friction="lugre"), "ros34pw2", 1.25e-3),
-               ("rpsup", dict(base="flexible", coupler="flexible", friction="lugre"), "ros2", 1e-3)]
+FULL_DETAIL = [("crane", registry.most_detailed("crane"), "ros2_lowdamp", 1e-3),
+               ("manipulator", registry.most_detailed("manipulator"), "ros34pw2", 1.25e-3),
+               ("rpsup", registry.most_detailed("rpsup"), "ros2", 1e-3)]
 
 
 @pytest.mark.parametrize("name, opts, method, h", FULL_DETAIL)
