@@ -16,9 +16,9 @@ simulation compiles: two processes would compile those twice), beside the librar
 numba keeps the first two on disk beside the kernels (``__pycache__``, or ``$NUMBA_CACHE_DIR``), the
 library goes to ``$FMU_MB_CACHE``; a part already compiled for these sources takes seconds. Measured on
 the team's 2-core machine with every cache empty, each alone: simulation 340-360 s, then linearization
-400 s more, native 306 s (in two processes). Without it the test suite's two workers each compiled what
-their first tests needed, the same kernels in both at once, while the library's compile held the cores
-(scripts/test.sh runs it first).
+400 s more, native 306 s (in two processes); all three 15.5 min, the last 7 of them on one core (the
+linearization's complex kernels need the float ones first). So the test suite does not run it first: its
+two workers compiling what their first tests need kept both cores busy, and the run was shorter.
 """
 from __future__ import annotations
 

@@ -11,9 +11,6 @@ cd "$(dirname "$0")/.."
       && apt-get install -y -qq --no-install-recommends wine64 qemu-user)) >/dev/null 2>&1 || true
 python3 -m venv .venv
 .venv/bin/pip install -q -e '.[test]'
-# The kernels compiled first, each once, side by side (fmu_mb.precompile): else both workers compile the same
-# JIT kernels at once for their first tests while the library's compile holds a third process.
-.venv/bin/fmu-mb compile
 # One worker per core, each test file whole on one worker (its module fixtures built once); the FMUs of the
 # session fixtures are built per worker, the kernel library once (fmu_mb.native.library locks its cache).
 .venv/bin/python -m pytest -q -n auto --dist loadfile --durations=25 "$@"

@@ -1,6 +1,10 @@
-"""Fixtures shared by the FMU test modules: every FMU built once per test session."""
+"""Fixtures shared by the FMU test modules: every FMU built once per test run (shared by the pytest-xdist
+workers: the first to need a set builds it, the other waits and reuses it)."""
 from __future__ import annotations
 
+import fcntl
+import os
+import pickle
 import shutil
 import sys
 
@@ -12,14 +16,40 @@ from fmu_mb.fmi.controller import build_controller_fmu
 from fmu_mb.fmi.excitation import build_excitation_fmu
 
 
+def built_once(tmp_path_factory, name: str, build):
+    """``build(folder)`` once per test run: under pytest-xdist every worker has its own base folder, whose parent is
+    the run's (tmp_path_factory.getbasetemp().parent, as pytest-xdist documents for sharing session data), so the
+    first worker to get here builds into <run>/<name> under a lock and pickles the result; a worker arriving later
+    waits for the lock and reads it. Without xdist: the session's own folder. (Built per worker before, the FMU sets
+    took 375-461 s of setup in each of the CI's two workers.)"""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    result = root / f"{name}.pickle"
+    with open(root / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if result.is_file():
+                return pickle.loads(result.read_bytes())
+            folder = root / name
+            shutil.rmtree(folder, ignore_errors=True)                # (a build that failed part-way)
+            folder.mkdir(parents=True)
+            built = build(folder)
+            result.write_bytes(pickle.dumps(built))
+            return built
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def fmus(tmp_path_factory):
     """{name: BuildResult} of every mechanism FMU, the PD controller and the excitation, built into one folder."""
-    out = tmp_path_factory.mktemp("fmus")
-    built = {m: build_fmu(m, out) for m in registry.available()}
-    built["pd_controller"] = build_controller_fmu(out)
-    built["excitation"] = build_excitation_fmu(out)
-    return built
+    def build(out):
+        built = {m: build_fmu(m, out) for m in registry.available()}
+        built["pd_controller"] = build_controller_fmu(out)
+        built["excitation"] = build_excitation_fmu(out)
+        return built
+    return built_once(tmp_path_factory, "fmus", build)
 
 
 def _extract_all(built: dict, root) -> dict:
@@ -44,8 +74,8 @@ def native_builds(tmp_path_factory):
     where mingw-w64 is installed) and FMI 3.0 (also aarch64-linux where its cross compiler is), compiled once
     (fmu_mb.fmi.native_fmu.build_native_fmus)."""
     from fmu_mb.fmi.native_fmu import build_native_fmus
-    out = tmp_path_factory.mktemp("native_fmus")
-    return {m: build_native_fmus(m, {2: out, 3: out / "fmi3"}) for m in registry.available()}
+    return built_once(tmp_path_factory, "native_fmus", lambda out: {m: build_native_fmus(m, {2: out, 3: out / "fmi3"})
+                                                                   for m in registry.available()})
 
 
 @pytest.fixture(scope="session")
@@ -53,9 +83,9 @@ def native_fmus(native_builds, tmp_path_factory):
     """{name: BuildResult} of every mechanism's native FMI 2.0 FMU, the PD controller's and the excitation's (signal
     blocks: always native)."""
     built = {m: b[2] for m, b in native_builds.items()}
-    built["pd_controller"] = build_controller_fmu(built[next(iter(built))].path.parent)
-    built["excitation"] = build_excitation_fmu(built["pd_controller"].path.parent)
-    return built
+    blocks = built_once(tmp_path_factory, "native_blocks", lambda out: {"pd_controller": build_controller_fmu(out),
+                                                                       "excitation": build_excitation_fmu(out)})
+    return {**built, **blocks}
 
 
 @pytest.fixture(scope="session")
@@ -83,3 +113,17 @@ def wine_prefix(tmp_path_factory):
 def extracted(extracted_python):
     """{name: folder} of every pythonfmu FMU (test_robustness overrides it with both kinds)."""
     return extracted_python
+
+
+#: the test files that take longest on the 2-core CI host (its --durations), collected first: pytest-xdist hands the
+#: files out in collection order (--dist loadfile), so the longest start first and the run does not end waiting for
+#: one of them started late (longest processing time first)
+LONGEST_FIRST = ("tests/test_option_matrix.py", "tests/test_soak.py", "tests/test_robustness.py",
+                 "tests/fmi/test_native_fmu.py", "tests/test_manipulator.py", "tests/fmi/test_native_hosts.py",
+                 "tests/linearization/test_jacobians.py", "tests/interop/test_urdf_as_shipped.py",
+                 "tests/fmi/test_dynamics_outputs.py", "tests/fmi/test_kinds_agree.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {f: k for k, f in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))     # (stable: the rest keep their order)

@@ -395,6 +395,103 @@ def run_built(dir, enums=None, steps=20, dt=0.01):
     return out
 
 
+#: every fmi3 function after its instance: its arguments' kinds (B fmi3Boolean, D fmi3Float64, Z size_t, U a value
+#: reference, P a pointer: an array, an out argument, an FMU state; fmi3FunctionTypes.h)
+SIGNATURES = {
+    "fmi3SetDebugLogging": "BZP", "fmi3EnterInitializationMode": "BDDBD", "fmi3ExitInitializationMode": "",
+    "fmi3EnterEventMode": "", "fmi3Terminate": "", "fmi3Reset": "", "fmi3GetFloat64": "PZPZ", "fmi3GetFloat32": "PZPZ",
+    "fmi3GetInt8": "PZPZ", "fmi3GetInt32": "PZPZ", "fmi3GetInt64": "PZPZ", "fmi3GetUInt64": "PZPZ",
+    "fmi3GetBoolean": "PZPZ", "fmi3GetString": "PZPZ", "fmi3GetBinary": "PZPPZ", "fmi3GetClock": "PZP",
+    "fmi3SetFloat64": "PZPZ", "fmi3SetFloat32": "PZPZ", "fmi3SetInt8": "PZPZ", "fmi3SetInt32": "PZPZ",
+    "fmi3SetInt64": "PZPZ", "fmi3SetUInt64": "PZPZ", "fmi3SetBoolean": "PZPZ", "fmi3SetString": "PZPZ",
+    "fmi3SetBinary": "PZPPZ", "fmi3SetClock": "PZP", "fmi3GetNumberOfVariableDependencies": "UP",
+    "fmi3GetVariableDependencies": "UPPPPZ", "fmi3GetFMUState": "P", "fmi3SetFMUState": "P", "fmi3FreeFMUState": "P",
+    "fmi3SerializedFMUStateSize": "PP", "fmi3SerializeFMUState": "PPZ", "fmi3DeserializeFMUState": "PZP",
+    "fmi3GetDirectionalDerivative": "PZPZPZPZ", "fmi3GetAdjointDerivative": "PZPZPZPZ",
+    "fmi3EnterConfigurationMode": "", "fmi3ExitConfigurationMode": "", "fmi3GetIntervalDecimal": "PZPP",
+    "fmi3GetIntervalFraction": "PZPPP", "fmi3GetShiftDecimal": "PZP", "fmi3GetShiftFraction": "PZPP",
+    "fmi3SetIntervalDecimal": "PZP", "fmi3SetIntervalFraction": "PZPP", "fmi3SetShiftDecimal": "PZP",
+    "fmi3SetShiftFraction": "PZPP", "fmi3EvaluateDiscreteStates": "", "fmi3UpdateDiscreteStates": "PPPPPP",
+    "fmi3EnterContinuousTimeMode": "", "fmi3CompletedIntegratorStep": "BPP", "fmi3SetTime": "D",
+    "fmi3SetContinuousStates": "PZ", "fmi3GetContinuousStateDerivatives": "PZ", "fmi3GetEventIndicators": "PZ",
+    "fmi3GetContinuousStates": "PZ", "fmi3GetNominalsOfContinuousStates": "PZ", "fmi3GetNumberOfEventIndicators": "P",
+    "fmi3GetNumberOfContinuousStates": "P", "fmi3EnterStepMode": "", "fmi3GetOutputDerivatives": "PZPPZ",
+    "fmi3DoStep": "DDBPPPP", "fmi3ActivateModelPartition": "UD"}
+#: the values each kind takes (P: 0 = NULL, 1 = a zeroed 64-byte buffer)
+KIND_VALUES = {"B": (False, True), "D": (0.0, math.nan, -1.0, 1e300), "Z": (0, 1, 3, 2 ** 40, 2 ** 64 - 1),
+               "U": (0, 2 ** 32 - 1), "P": (0, 1)}
+
+
+@case
+def fuzz(dir, me=False, per_phase=40, seed=1):
+    """Every fmi3 function of the interface, in every phase an instance can be in, with argument combinations drawn
+    from :data:`KIND_VALUES` (NULL arrays and out arguments, counts from 0 to 2⁶⁴ − 1, NaN and huge times, value
+    references out of range, a zeroed buffer as an FMU state; a buffer with a count beyond its 64 bytes is left out:
+    that is the host's lie), each on a fresh instance and once on a NULL instance. A crash is the process's return
+    code (the last line printed names the call). Returned: the calls made, and those that answered fmi3Error without
+    logging a word, that answered a status FMI 3.0 does not have, or that did not refuse a NULL instance."""
+    import random
+    from ctypes import CDLL, CFUNCTYPE, c_char_p, c_int, c_void_p
+
+    from tests.fuzz_args import arguments, combinations
+    md = read_model_description(dir)
+    ident = (md.modelExchange if me else md.coSimulation).modelIdentifier
+    lib = CDLL(os.path.join(dir, "binaries", "x86_64-linux", ident + ".so"))
+    log_type = CFUNCTYPE(None, c_void_p, c_int, c_char_p, c_char_p)
+    messages = []
+    logger = log_type(lambda env, status, category, message: messages.append(status))
+    types = {"B": c_bool, "D": c_double, "Z": c_size_t, "U": c_uint32, "P": c_void_p}
+
+    def fn(name, kinds=""):
+        f = getattr(lib, name)
+        f.restype, f.argtypes = c_int, [c_void_p] + [types[k] for k in kinds]
+        return f
+
+    inst = lib.fmi3InstantiateModelExchange if me else lib.fmi3InstantiateCoSimulation
+    inst.restype = c_void_p
+    common = [md.guid.encode(), os.path.join(dir, "resources").encode(), False, True]
+    if me:
+        inst.argtypes = [c_char_p, c_char_p, c_char_p, c_bool, c_bool, c_void_p, log_type]
+        args_inst = [b"fuzz", *common, None, logger]
+    else:
+        inst.argtypes = [c_char_p, c_char_p, c_char_p, c_bool, c_bool, c_bool, c_bool, c_void_p, c_size_t, c_void_p,
+                         log_type, c_void_p]
+        args_inst = [b"fuzz", *common, False, False, None, 0, None, logger, None]
+    lib.fmi3FreeInstance.argtypes = [c_void_p]
+    phases = {"instantiated": (), "configuration": ("fmi3EnterConfigurationMode",),
+              "initialization": ("init",), "running": ("init", "fmi3ExitInitializationMode"),
+              "terminated": ("init", "fmi3ExitInitializationMode", "fmi3Terminate")}
+    if me:
+        phases["continuous"] = ("init", "fmi3ExitInitializationMode", "fmi3EnterContinuousTimeMode")
+    rng = random.Random(seed)
+    calls, silent, odd, null_accepted = 0, [], [], []
+    for name, kinds in SIGNATURES.items():
+        f = fn(name, kinds)
+        combos = combinations(kinds, KIND_VALUES)
+        for phase, path in phases.items():
+            for combo in rng.sample(combos, min(per_phase, len(combos))):
+                s = inst(*args_inst)
+                for step in path:
+                    if step == "init":
+                        fn("fmi3EnterInitializationMode", "BDDBD")(s, False, 0.0, 0.0, False, 0.0)
+                    else:
+                        fn(step)(s)
+                args, _alive = arguments(kinds, combo)           # (_alive: the buffers, during the call)
+                print(name, phase, combo, flush=True)
+                before = len(messages)
+                status = f(s, *args)
+                where = f"{name} {phase} {combo}"
+                if status == 3 and len(messages) == before:
+                    silent.append(where)
+                if status not in (0, 1, 2, 3, 4):
+                    odd.append(f"{where}: {status}")
+                if f(None, *args) != 3:
+                    null_accepted.append(where)
+                lib.fmi3FreeInstance(s)
+                calls += 1
+    return {"calls": calls, "silent": silent[:10], "odd_status": odd[:10], "null_accepted": null_accepted[:10]}
+
+
 def main(argv):
     name, args = argv[1], json.loads(argv[2]) if len(argv) > 2 else {}
     result = CASES[name](**args)

@@ -665,11 +665,11 @@ def restore_fuzz(dir, seed=1, n=250, dt=0.01):
 
 # ------------------------------------------------------------------------------------------ values
 @case
-def start_value(dir, values):
+def start_value(dir, values, name="start"):
     """Initialization with out-of-range start values/parameters: fmi2Error naming them, and a
     retry with the defaults succeeds."""
     lib = Library(dir)
-    h = Host(lib, "start")
+    h = Host(lib, name)
     h.setup()
     h.call("fmi2EnterInitializationMode")
     set_status = h.set(values)
@@ -680,6 +680,18 @@ def start_value(dir, values):
     steps, _ = _run(h, 0.0, 2, 0.01) if exit2 <= 1 else ([], 0)
     h.free()
     return {"set": set_status, "exit": exit1, "errors": errors, "retry": exit2, "steps": steps}
+
+
+@case
+def start_values(dir, trials):
+    """:func:`start_value` for each of ``trials`` (a list of ``values``) in turn, each a fresh instance of its own
+    name, in this one process (a process per trial spent most of its time starting): a list of their results. The
+    line printed before each names it, should one crash the host."""
+    out = []
+    for k, values in enumerate(trials):
+        print("trial", k, values, file=sys.stderr, flush=True)
+        out.append(start_value(dir, values, name=f"start{k}"))
+    return out
 
 
 @case
@@ -796,6 +808,85 @@ def logging(dir, logging_on, categories=None):
     status = h.step(5.0, 0.01)                           # not the FMU's time: an error
     h.free()
     return {"status": status, "messages": h.messages}
+
+
+#: every fmi2 function after its component: its arguments' kinds (B fmi2Boolean, I an int (an fmi2Type, a status
+#: kind), D fmi2Real, Z size_t, P a pointer: an array, an out argument, an FMU state, the event info)
+FUZZ_SIGNATURES = {
+    "fmi2SetDebugLogging": "BZP", "fmi2SetupExperiment": "BDDBD", "fmi2EnterInitializationMode": "",
+    "fmi2ExitInitializationMode": "", "fmi2Terminate": "", "fmi2Reset": "", "fmi2GetReal": "PZP",
+    "fmi2GetInteger": "PZP", "fmi2GetBoolean": "PZP", "fmi2GetString": "PZP", "fmi2SetReal": "PZP",
+    "fmi2SetInteger": "PZP", "fmi2SetBoolean": "PZP", "fmi2SetString": "PZP", "fmi2GetFMUstate": "P",
+    "fmi2SetFMUstate": "P", "fmi2FreeFMUstate": "P", "fmi2SerializedFMUstateSize": "PP",
+    "fmi2SerializeFMUstate": "PPZ", "fmi2DeSerializeFMUstate": "PZP", "fmi2GetDirectionalDerivative": "PZPZPP",
+    "fmi2SetRealInputDerivatives": "PZPP", "fmi2GetRealOutputDerivatives": "PZPP", "fmi2DoStep": "DDB",
+    "fmi2CancelStep": "", "fmi2GetStatus": "IP", "fmi2GetRealStatus": "IP", "fmi2GetIntegerStatus": "IP",
+    "fmi2GetBooleanStatus": "IP", "fmi2GetStringStatus": "IP", "fmi2EnterEventMode": "",
+    "fmi2NewDiscreteStates": "P", "fmi2EnterContinuousTimeMode": "", "fmi2CompletedIntegratorStep": "BPP",
+    "fmi2SetTime": "D", "fmi2SetContinuousStates": "PZ", "fmi2GetDerivatives": "PZ", "fmi2GetEventIndicators": "PZ",
+    "fmi2GetContinuousStates": "PZ", "fmi2GetNominalsOfContinuousStates": "PZ"}
+#: the values each kind takes (P: 0 = NULL, 1 = a zeroed 64-byte buffer)
+FUZZ_VALUES = {"B": (0, 1, 7), "I": (0, 3, -1, 77), "D": (0.0, math.nan, -1.0, 1e300),
+               "Z": (0, 1, 3, 2 ** 40, 2 ** 64 - 1), "P": (0, 1)}
+
+
+@case
+def fuzz(dir, me=False, per_phase=40, seed=1):
+    """Every fmi2 function of the interface (co-simulation, or Model Exchange with ``me``), in every phase an instance
+    can be in, with argument combinations drawn from :data:`FUZZ_VALUES` (NULL arrays and out arguments, counts up to
+    2⁶⁴ − 1, NaN and huge times, Booleans other than 0 and 1, unknown status kinds, a zeroed buffer as an FMU state;
+    a buffer with a count beyond its 64 bytes is left out: that is the host's lie), each on a fresh instance and once
+    on a NULL component. A crash is the process's return code (the last line printed names the call). Returned: the
+    calls made, and those that answered fmi2Error without a message, a status FMI 2.0 does not have, or did not
+    refuse a NULL component. tests/fmi3_cases.py fuzz is the FMI 3.0 one."""
+    import ctypes
+    import random
+
+    from tests.fuzz_args import arguments, combinations
+    lib = Library(dir)
+    raw = ctypes.CDLL(str(lib.dir / "binaries" / "linux64" / f"{lib.id}.so"))     # (untyped: any argument goes)
+    types = {"B": c_int, "I": c_int, "D": c_double, "Z": ctypes.c_size_t, "P": c_void_p}
+
+    def fn(name, kinds=""):
+        f = getattr(raw, name)
+        f.restype, f.argtypes = c_int, [c_void_p] + [types[k] for k in kinds]
+        return f
+
+    phases = {"instantiated": (), "initialization": ("fmi2SetupExperiment", "fmi2EnterInitializationMode"),
+              "running": ("fmi2SetupExperiment", "fmi2EnterInitializationMode", "fmi2ExitInitializationMode"),
+              "terminated": ("fmi2SetupExperiment", "fmi2EnterInitializationMode", "fmi2ExitInitializationMode",
+                             "fmi2Terminate")}
+    if me:
+        phases["continuous"] = phases["running"] + ("fmi2EnterContinuousTimeMode",)
+    rng = random.Random(seed)
+    calls, silent, odd, null_accepted = 0, [], [], []
+    for name, kinds in FUZZ_SIGNATURES.items():
+        if not hasattr(raw, name):
+            continue
+        f = fn(name, kinds)
+        combos = combinations(kinds, FUZZ_VALUES)
+        for phase, path in phases.items():
+            for combo in rng.sample(combos, min(per_phase, len(combos))):
+                h = Host(lib, "fuzz", fmu_type=0 if me else 1)
+                for step in path:
+                    if step == "fmi2SetupExperiment":
+                        h.setup()
+                    else:
+                        h.call(step)
+                args, _alive = arguments(kinds, combo)           # (_alive: the buffers, during the call)
+                print(name, phase, combo, flush=True)
+                before = len(h.messages)
+                status = f(h.c, *args)
+                where = f"{name} {phase} {combo}"
+                if status == 3 and len(h.messages) == before:
+                    silent.append(where)
+                if status not in (0, 1, 2, 3, 4, 5):
+                    odd.append(f"{where}: {status}")
+                if f(None, *args) != 3:
+                    null_accepted.append(where)
+                h.free()
+                calls += 1
+    return {"calls": calls, "silent": silent[:10], "odd_status": odd[:10], "null_accepted": null_accepted[:10]}
 
 
 # ------------------------------------------------------------------------------------------ threads

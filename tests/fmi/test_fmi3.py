@@ -179,6 +179,20 @@ def test_bad_fmi3_calls_are_refused_with_a_message_and_lose_nothing(extracted3, 
             assert not c["made"] and _message_ok(c["messages"]), (label, c)
 
 
+@pytest.mark.parametrize("model", ["five_axis", "rpsup"])
+def test_every_fmi3_function_survives_null_arguments_and_odd_counts_in_every_phase(extracted3, model):
+    """The FMI 3.0 half of the robustness suite's raw calls (tests/fmu_cases.py raw_calls for FMI 2.0): every fmi3
+    function, co-simulation and Model Exchange, in every phase, with NULL arrays and out arguments, counts up to
+    2⁶⁴ − 1, NaN times, out-of-range value references and a zeroed buffer for an FMU state (tests/fmi3_cases.py
+    fuzz; a tree and a closed loop). No call crashes the host; every fmi3Error is explained in the log; a NULL
+    instance is refused by every function."""
+    results = run_cases([("fuzz", dict(dir=extracted3[model][1], me=me)) for me in (False, True)])
+    for me, (rc, res, err) in zip((False, True), results):
+        assert rc == 0 and res is not None, (f"{'ME' if me else 'CS'}: the host died (return code {rc})", err)
+        assert res["calls"] > 6000, res["calls"]
+        assert res["silent"] == [] and res["odd_status"] == [] and res["null_accepted"] == [], res
+
+
 @pytest.mark.parametrize("model", MODELS)
 def test_directional_and_adjoint_derivatives_through_fmi3(extracted3, model):
     """fmi3GetDirectionalDerivative of the state derivatives equals central differences through the FMI 3.0 API

@@ -516,8 +516,12 @@ static int derivative_call_ok(Instance *s, const fmi3ValueReference unknowns[], 
         FMU_ERROR(s, MSG_NO_DIRECTIONAL_DERIVATIVE, s->call);
         return 0;
     }
+    /* (the seed has an entry per known and the sensitivity one per unknown; the adjoint's the other way round) */
+    const void *per_unknown = adjoint ? (const void *)seed : (const void *)sensitivity;
+    const void *per_known = adjoint ? (const void *)sensitivity : (const void *)seed;
     if (!fmu_phase_allows(s, FMU_MB_MASK_fmi3GetDirectionalDerivative, FMU_MB_HINT_fmi3GetDirectionalDerivative) ||
-        !arrays_ok(s, nu, unknowns, sensitivity) || !arrays_ok(s, nk, knowns, seed))
+        !api_arrays_ok(s, nu, unknowns, per_unknown, "unknowns", adjoint ? "seed" : "sensitivity") ||
+        !api_arrays_ok(s, nk, knowns, per_known, "knowns", adjoint ? "sensitivity" : "seed"))
         return 0;
     size_t want_seed = adjoint ? nu : nk, want_sens = adjoint ? nk : nu;
     if (nseed != want_seed) {
