@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
       && apt-get install -y -qq --no-install-recommends wine64 qemu-user)) >/dev/null 2>&1 || true
 python3 -m venv .venv
 .venv/bin/pip install -q -e '.[test]'
-# One worker per core, each test file whole on one worker (its module fixtures built once); the FMUs of the
-# session fixtures are built per worker, the kernel library once (fmu_mb.native.library locks its cache).
+# One worker per core, each test file whole on one worker (its module fixtures built once), the longest files first
+# (tests/conftest.py LONGEST_FIRST); the FMU sets of the session fixtures are built once and shared by the workers
+# (tests/conftest.py built_once), the kernel library once (fmu_mb.native.library locks its cache).
 .venv/bin/python -m pytest -q -n auto --dist loadfile --durations=25 "$@"
