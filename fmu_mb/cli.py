@@ -77,8 +77,9 @@ COMPILE_DESCRIPTION = """\
 Compile now what a first simulate, build or linearize would otherwise wait for: numba's JIT kernels of the
 simulation (every integrator, trees and closed loops) and of the linearization (complex step), kept on disk
 beside the package (or in $NUMBA_CACHE_DIR), and this platform's native kernel library, kept in
-$FMU_MB_CACHE (default ~/.cache/fmu_mb). The JIT kernels compile in one process, the library beside it. About
-10 minutes on a 2-core machine the first time, once per version of fmu_mb; seconds when nothing changed.
+$FMU_MB_CACHE (default ~/.cache/fmu_mb). The JIT kernels compile in one process, the library beside it: about
+15 minutes on a 2-core machine the first time (measured 15.5), once per version of fmu_mb; seconds when nothing
+changed.
 
     fmu-mb compile                      # everything
     fmu-mb compile simulation native    # no linearization"""
@@ -704,7 +705,7 @@ def parser() -> argparse.ArgumentParser:
                        "not at the first simulate, build or linearize", description=COMPILE_DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     k.add_argument("parts", nargs="*", metavar="PART",
-                   help="simulation, linearization, native (default: all three, side by side)")
+                   help="simulation, linearization, native (default: all three)")
     k.set_defaults(func=_compile, parser=k)
 
     p = sub.add_parser("ssp", help="a mechanism's closed loop (reference model, PD controller, plant) as an SSP "
