@@ -1,7 +1,6 @@
 """Compile the kernels before their first use: ``fmu-mb compile``.
 
-What a first simulate, build or linearize otherwise waits for, done at once, each part in its own
-process so that the parts run side by side:
+What a first simulate, build or linearize otherwise waits for, done at once:
 
 - ``simulation``: numba's JIT specialisations of the simulation pipeline, every stepping path (a
   constrained mechanism, the crane; a tree, five_axis; RK4 and the Rosenbrock methods);
@@ -32,7 +31,9 @@ from .sources import importable_env
 PARTS = ("simulation", "linearization", "native")
 
 
-def _simulators():
+def _simulators(every_method: bool):
+    """Simulators of a constrained mechanism (the crane) and a tree (five_axis) 10 ms into a run: one per stepping
+    method, or (``every_method`` False) the model's default method only."""
     from . import registry
     from .model import compile_mechanism
     from .model.options import auto_method
@@ -40,30 +41,30 @@ def _simulators():
     for name in ("crane", "five_axis"):
         mod = registry.load(name)
         cm = compile_mechanism(mod.build())
-        for method in METHODS:
+        for method in METHODS if every_method else (auto_method(mod, {}),):
             sim = Simulator(cm, mod.FMU.get("step_size", 1e-3), method=method)
             sim.initialize(static=mod.FMU.get("static_start", False))
             sim.step(0.01)
-            yield sim, method == auto_method(mod, {})
+            yield sim
 
 
 def simulation() -> None:
     """Every stepping method on a constrained mechanism and on a tree (the outputs included)."""
     from .outputs import expand
-    for sim, _ in _simulators():
+    for sim in _simulators(every_method=True):
         sim.read([v.source for v in expand(sim.cm) if v.type == "Real"])
 
 
 def linearization() -> None:
-    """The complex-step Jacobians of both mechanisms: ∂ẋ/∂x, ∂y/∂x and one communication step's map."""
+    """The complex-step Jacobians of both mechanisms: ∂ẋ/∂x, ∂y/∂x and one communication step's map (the step
+    kernel takes the scheme at run time: one method compiles every scheme's)."""
     from .codes import Scheme
     from .linearization.jacobians import ComplexStep
     from .simulator import METHODS
-    for sim, default in _simulators():
-        if default:
-            cs = ComplexStep(sim)
-            cs.continuous(sim.x, sim.t, sim.tau_drive)
-            cs.step(sim.x, sim.t, sim.tau_drive, sim.h, 0.01, Scheme(METHODS[sim.method].scheme))
+    for sim in _simulators(every_method=False):
+        cs = ComplexStep(sim)
+        cs.continuous(sim.x, sim.t, sim.tau_drive)
+        cs.step(sim.x, sim.t, sim.tau_drive, sim.h, 0.01, Scheme(METHODS[sim.method].scheme))
 
 
 def native() -> None:

@@ -433,7 +433,7 @@ def fuzz(dir, me=False, per_phase=40, seed=1):
     import random
     from ctypes import CDLL, CFUNCTYPE, c_char_p, c_int, c_void_p
 
-    from tests.fuzz_args import arguments, combinations
+    from tests.fuzz_args import Findings, arguments, combinations
     md = read_model_description(dir)
     ident = (md.modelExchange if me else md.coSimulation).modelIdentifier
     lib = CDLL(os.path.join(dir, "binaries", "x86_64-linux", ident + ".so"))
@@ -464,7 +464,7 @@ def fuzz(dir, me=False, per_phase=40, seed=1):
     if me:
         phases["continuous"] = ("init", "fmi3ExitInitializationMode", "fmi3EnterContinuousTimeMode")
     rng = random.Random(seed)
-    calls, silent, odd, null_accepted = 0, [], [], []
+    found = Findings(range(5))
     for name, kinds in SIGNATURES.items():
         f = fn(name, kinds)
         combos = combinations(kinds, KIND_VALUES)
@@ -480,16 +480,9 @@ def fuzz(dir, me=False, per_phase=40, seed=1):
                 print(name, phase, combo, flush=True)
                 before = len(messages)
                 status = f(s, *args)
-                where = f"{name} {phase} {combo}"
-                if status == 3 and len(messages) == before:
-                    silent.append(where)
-                if status not in (0, 1, 2, 3, 4):
-                    odd.append(f"{where}: {status}")
-                if f(None, *args) != 3:
-                    null_accepted.append(where)
+                found.check(f"{name} {phase} {combo}", status, len(messages) > before, f(None, *args))
                 lib.fmi3FreeInstance(s)
-                calls += 1
-    return {"calls": calls, "silent": silent[:10], "odd_status": odd[:10], "null_accepted": null_accepted[:10]}
+    return found.result()
 
 
 def main(argv):

@@ -842,7 +842,7 @@ def fuzz(dir, me=False, per_phase=40, seed=1):
     import ctypes
     import random
 
-    from tests.fuzz_args import arguments, combinations
+    from tests.fuzz_args import Findings, arguments, combinations
     lib = Library(dir)
     raw = ctypes.CDLL(str(lib.dir / "binaries" / "linux64" / f"{lib.id}.so"))     # (untyped: any argument goes)
     types = {"B": c_int, "I": c_int, "D": c_double, "Z": ctypes.c_size_t, "P": c_void_p}
@@ -859,7 +859,7 @@ def fuzz(dir, me=False, per_phase=40, seed=1):
     if me:
         phases["continuous"] = phases["running"] + ("fmi2EnterContinuousTimeMode",)
     rng = random.Random(seed)
-    calls, silent, odd, null_accepted = 0, [], [], []
+    found = Findings(range(6))
     for name, kinds in FUZZ_SIGNATURES.items():
         if not hasattr(raw, name):
             continue
@@ -877,16 +877,9 @@ def fuzz(dir, me=False, per_phase=40, seed=1):
                 print(name, phase, combo, flush=True)
                 before = len(h.messages)
                 status = f(h.c, *args)
-                where = f"{name} {phase} {combo}"
-                if status == 3 and len(h.messages) == before:
-                    silent.append(where)
-                if status not in (0, 1, 2, 3, 4, 5):
-                    odd.append(f"{where}: {status}")
-                if f(None, *args) != 3:
-                    null_accepted.append(where)
+                found.check(f"{name} {phase} {combo}", status, len(h.messages) > before, f(None, *args))
                 h.free()
-                calls += 1
-    return {"calls": calls, "silent": silent[:10], "odd_status": odd[:10], "null_accepted": null_accepted[:10]}
+    return found.result()
 
 
 # ------------------------------------------------------------------------------------------ threads

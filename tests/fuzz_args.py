@@ -19,3 +19,26 @@ def arguments(kinds: str, combo) -> tuple[list, list]:
     keep alive during the call)."""
     buffers = [(c_char * 64)() for _ in kinds]
     return [(addressof(b) if v else None) if k == "P" else v for k, v, b in zip(kinds, combo, buffers)], buffers
+
+
+class Findings:
+    """What the fuzz cases look for in each call: an error status with nothing logged, a status the FMI version does
+    not have (``statuses``), a NULL instance not refused (status ``error``)."""
+
+    def __init__(self, statuses, error=3):
+        self.statuses, self.error = tuple(statuses), error
+        self.calls, self.silent, self.odd, self.null_accepted = 0, [], [], []
+
+    def check(self, where: str, status: int, logged: bool, null_status: int) -> None:
+        self.calls += 1
+        if status == self.error and not logged:
+            self.silent.append(where)
+        if status not in self.statuses:
+            self.odd.append(f"{where}: {status}")
+        if null_status != self.error:
+            self.null_accepted.append(where)
+
+    def result(self) -> dict:
+        """The case's result: the calls made and the first ten of each finding."""
+        return {"calls": self.calls, "silent": self.silent[:10], "odd_status": self.odd[:10],
+                "null_accepted": self.null_accepted[:10]}

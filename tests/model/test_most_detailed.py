@@ -33,11 +33,10 @@ def test_options_become_the_fmu_parameter_values():
     """A Choice becomes the index of its value (the FMU's Integer), read back by the option's own check; an
     unknown option is refused with the ones there are."""
     for name in MODELS:
-        mod = registry.load(name)
-        params = registry.as_fmu_parameters(name, registry.most_detailed(name))
-        for key, value in params.items():
-            o = mod.OPTIONS[key.removeprefix("model.")]
-            assert o.check(key, value) == registry.most_detailed(name)[key.removeprefix("model.")]
+        mod, detail = registry.load(name), registry.most_detailed(name)
+        for key, value in registry.as_fmu_parameters(name, detail).items():
+            option = key.removeprefix("model.")
+            assert mod.OPTIONS[option].check(key, value) == detail[option]
     assert registry.as_fmu_parameters("crane", {"link": "flexible", "damping": 0.0}) == {"model.link": 1,
                                                                                           "model.damping": 0.0}
     with pytest.raises(KeyError, match="model 'crane' has no option 'links' \\(options: link, n_div"):
