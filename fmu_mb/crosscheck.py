@@ -171,7 +171,8 @@ SCENARIOS = {
 def generic_scenario(md) -> Scenario:
     """For an FMU without an entry in :data:`SCENARIOS`: its first four joints' q and qd and the
     kinetic and potential energy (or its first Real outputs), no driven input."""
-    real = [v.name for v in md.modelVariables if v.causality == "output" and v.type == "Real"]
+    real = [v.name for v in md.modelVariables if v.causality == "output" and v.type in ("Real", "Float64")
+            and not getattr(v, "shape", None)]
     joints = [n for n in real if re.fullmatch(r".+\.qd?(\[1\])?", n)][:8]
     energy = [n for n in ("energy.kinetic", "energy.potential") if n in real]
     outputs = tuple(joints + energy) or tuple(real[:MAX_OUTPUTS])
@@ -179,7 +180,16 @@ def generic_scenario(md) -> Scenario:
 
 
 def scenario_for(md) -> Scenario:
-    return SCENARIOS.get(md.modelName) or generic_scenario(md)
+    """The model's scenario; for an FMI 3.0 FMU without the outputs that are elements of its arrays (a cross-check
+    CSV column names a variable, and FMI 3.0 holds E.r[3] in the array E.r: fmu_mb.fmi.arrays3)."""
+    scenario = SCENARIOS.get(md.modelName) or generic_scenario(md)
+    names = {v.name for v in md.modelVariables}
+    left = [n for n in scenario.outputs if n not in names and n.endswith("]")]
+    if not str(md.fmiVersion).startswith("3") or not left:
+        return scenario
+    return Scenario(f"{scenario.about} FMI 3.0: {', '.join(left)} left out (elements of arrays; a cross-check CSV "
+                    f"column names a variable).", tuple(n for n in scenario.outputs if n not in left),
+                    scenario.inputs, scenario.stop_time)
 
 
 # ------------------------------------------------------------------------------------ the run

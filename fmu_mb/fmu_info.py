@@ -42,7 +42,9 @@ def interface_table(md, title: str | None = None) -> str:
     ordered = sorted(md.modelVariables, key=lambda v: v.valueReference)
     itf = Interface(md.modelName)
     for v in ordered:
-        if v.type in ("Real", "Float64", "Float32"):
+        if getattr(v, "shape", None):          # an FMI 3.0 array: its start values as written
+            start = v.start
+        elif v.type in ("Real", "Float64", "Float32"):
             start = _number(v.start, float)
         elif v.type == "Boolean":
             start = None if v.start is None else str(v.start).strip().lower() in ("true", "1")
@@ -55,7 +57,9 @@ def interface_table(md, title: str | None = None) -> str:
             lo, hi = (-math.inf if lo is None else lo), (math.inf if hi is None else hi)
         items = tuple((i.name, i.description or "") for i in v.declaredType.items) \
             if v.type == "Enumeration" and v.declaredType is not None else ()
-        itf.add(Var(v.name, "Integer" if items else v.type, v.causality or "local", v.variability or "continuous",
+        kind = "Integer" if items else v.type + (f"[{' × '.join(map(str, v.shape))}]" if getattr(v, "shape", None)
+                                                 else "")
+        itf.add(Var(v.name, kind, v.causality or "local", v.variability or "continuous",
                     v.description or "", (), start, unit(v) or None, lo, hi, items=items))
     lines = interface_markdown(itf, title or f"{md.modelName} — interface").splitlines()
     vrs = [v.valueReference for v in ordered]

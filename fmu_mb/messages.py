@@ -234,6 +234,8 @@ MESSAGES = {
     "FMI3_NOT_SCHEDULED": "%s: this FMU offers co-simulation and Model Exchange, not scheduled execution",
     "FMI3_VALUE_COUNT": "%s: nValues = %.0f, but the %.0f variables asked for hold %.0f values",
     "FMI3_SEED_COUNT": "%s: %s = %.0f, but the %.0f %s asked for hold %.0f values",
+    "FMI3_VR_IN_ARRAY": "%s: value reference %u is no FMI 3.0 variable: it is element %d of the array %s (value "
+                        "reference %u)",
     "FMI3_VR_WRONG_TYPE": "%s: value reference %u (%s) is of type %s, not %s",
     "FMI3_TIME_READ_ONLY": "%s: time (value reference %u, the independent variable) cannot be set",
     "FMI3_NO_CONFIGURATION": "%s: this FMU has no structural parameters (no configuration mode)",

@@ -28,7 +28,20 @@ def model_description(path: Path):
 
 
 def variables(md) -> dict:
-    return {v.name: v for v in md.modelVariables}
+    """{name: variable} of the FMU's variables and, for an FMI 3.0 FMU, of its arrays' elements by their names
+    (``E.r[2]``: the array ``E.r``; fmu_mb.fmi.arrays3.element_names)."""
+    from .fmi.arrays3 import element_names
+    known = {v.name: v for v in md.modelVariables}
+    for v in md.modelVariables:
+        if getattr(v, "shape", None):
+            known.update({n: v for n in element_names(v.name, v.shape)})
+    return known
+
+
+def element_index(v, name: str) -> int | None:
+    """Where element ``name`` is in array variable ``v`` (row-major), None if ``name`` is ``v`` itself."""
+    from .fmi.arrays3 import element_names
+    return element_names(v.name, v.shape).index(name) if name != v.name else None
 
 
 def unknown(kind: str, name: str, md, names) -> UserError:
@@ -76,10 +89,27 @@ def start_values(items, md) -> dict:
             raise UserError(f"--set: {name} is {'an' if v.causality in ('output', 'independent') else 'a'} "
                             f"{v.causality}; only parameters and inputs have start values to set", 2)
         try:
-            values[name] = typed(v, text)
+            if getattr(v, "shape", None):                  # an FMI 3.0 array: the whole of it, or an element
+                k = element_index(v, name)
+                whole = values.get(v.name) or [typed(v, x) for x in str(v.start or "").split()] or [None] * size(v)
+                if k is None:
+                    whole = [typed(v, x) for x in text.replace(",", " ").split()]
+                    if len(whole) != size(v):
+                        raise ValueError(f"{v.name} has {size(v)} elements; give them all, separated by spaces, "
+                                         f"or set one: {v.name}[1]=VALUE")
+                else:
+                    whole[k] = typed(v, text)
+                values[v.name] = whole
+            else:
+                values[name] = typed(v, text)
         except ValueError as exc:
             raise UserError(f"--set {name}: {text!r} is not a value of type {v.type} ({one_line(exc)})", 2) from None
     return values
+
+
+def size(v) -> int:
+    """The number of values of variable ``v`` (an FMI 3.0 array's elements; 1 for a scalar)."""
+    return int(math.prod(getattr(v, "shape", None) or ()))
 
 
 def csv_problem(lines) -> str | None:
@@ -158,17 +188,22 @@ def split_names(text: str) -> list:
 
 
 def output_names(text, md) -> list:
-    """The variables to record: ``text`` "a,b,..." checked, or every output."""
+    """The variables to record: ``text`` "a,b,..." checked, or every output; an FMI 3.0 array as its elements
+    (``E.r``: ``E.r[1]``, ``E.r[2]``, ``E.r[3]``, the columns of the run's result)."""
+    from .fmi.arrays3 import element_names
     known = variables(md)
     if text is None:
-        return [v.name for v in md.modelVariables if v.causality == "output"]
+        return [n for v in md.modelVariables if v.causality == "output"
+                for n in element_names(v.name, getattr(v, "shape", None) or ())]
     names = split_names(text)
     if not names:
         raise UserError("--outputs: no variable names given", 2)
     for n in names:
         if n not in known:
             raise unknown("--outputs: variable", n, md, known)
-    return names
+    return list(dict.fromkeys(e for n in names
+                              for e in (element_names(n, known[n].shape) if getattr(known[n], "shape", None)
+                                        and known[n].name == n else [n])))
 
 
 def simulate(path: Path, md, start: dict, signals, outputs: list, stop_time=None, step=None,
@@ -195,6 +230,8 @@ def simulate(path: Path, md, start: dict, signals, outputs: list, stop_time=None
         log(f"[{labels[status] if 0 <= status < len(labels) else status}] {text}")
 
     from fmpy import simulate_fmu
+
+    from .fmi.arrays3 import flat_result
     started = time.perf_counter()
     instance, folder = None, None
     try:
@@ -202,9 +239,11 @@ def simulate(path: Path, md, start: dict, signals, outputs: list, stop_time=None
         if structural:           # FMI 3.0: set in configuration mode, on an instance simulate_fmu then runs
             instance, folder = _configured(path, md, structural, logger, debug_logging)
             start = {n: v for n, v in start.items() if n not in structural}
-        result = simulate_fmu(str(folder or path), start_time=t0, stop_time=stop, output_interval=step,
-                              start_values=start, input=signals, output=outputs, debug_logging=debug_logging,
-                              logger=logger, fmu_instance=instance)
+        known = variables(md)
+        record = list(dict.fromkeys(known[n].name for n in outputs))     # (an FMI 3.0 array element: its array)
+        result = flat_result(simulate_fmu(str(folder or path), start_time=t0, stop_time=stop, output_interval=step,
+                                          start_values=start, input=signals, output=record,
+                                          debug_logging=debug_logging, logger=logger, fmu_instance=instance))
     # FMICallException (a failed FMI call) or, fmpy's other failures, a bare Exception
     except Exception as exc:  # noqa: BLE001
         why = f": {one_line(errors[-1])}" if errors else ""

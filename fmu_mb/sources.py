@@ -26,7 +26,8 @@ def importable_env() -> dict:
 TOOLING = ("__main__.py", "cli.py", "build.py", "runs.py", "fmu_info.py", "errors.py", "demo.py", "scenarios", "interop",
            "samples.py", "sweep", "fmu_cache.py", "report", "crosscheck.py", "fmi/native_fmu.py", "fmi/native_values.py",
            "fmi/binary.py", "fmi/model_table.py", "native/trajectory_code.py", "docs_pages.py", "linearization",
-           "rtbench", "system.py", "ssp.py", "fmi/block_fmu.py", "precompile.py")
+           "rtbench", "system.py", "ssp.py", "fmi/block_fmu.py", "precompile.py",
+           "fmi/description3.py", "fmi/arrays3.py")
 
 
 def is_tooling(rel) -> bool:

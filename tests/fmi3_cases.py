@@ -3,7 +3,8 @@
     python -m tests.fmi3_cases <case> '<json arguments>'
 
 prints one line ``RESULT <json>`` and exits (a crash of the host shows as the process's return code). The host is
-FMPy's FMI 3.0 layer (fmpy.fmi3: ctypes over the FMU's binary); this process imports no fmu_mb.
+FMPy's FMI 3.0 layer (fmpy.fmi3: ctypes over the FMU's binary); of fmu_mb this process imports only the naming
+rule of the arrays' elements (fmu_mb.fmi.arrays3.element_names: the FMI 2.0 names).
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave
 from fmpy.fmi3 import (FMU3Model, FMU3Slave, fmi3ClockUpdateCallback, fmi3IntermediateUpdateCallback,
                        fmi3LockPreemptionCallback, fmi3LogMessageCallback, fmi3UnlockPreemptionCallback)
+
+from fmu_mb.fmi.arrays3 import element_names
 
 CASES = {}
 
@@ -55,9 +58,23 @@ class Host:
             status = exc.status
         return status, [m for _, m in self.messages[before:]]
 
+    def float64_outputs(self):
+        """The Float64 outputs (arrays among them) and their number of values."""
+        outputs = [v for v in self.md.modelVariables if v.causality == "output" and v.type == "Float64"]
+        return outputs, sum(size(v) for v in outputs)
+
     def outputs(self):
-        names = [v.name for v in self.md.modelVariables if v.causality == "output" and v.type == "Float64"]
-        return [float(x).hex() for x in self.f.getFloat64([self.vr[n] for n in names])]
+        """The values of every Float64 output (an array's elements row-major), hex."""
+        outputs, n = self.float64_outputs()
+        return [float(x).hex() for x in self.f.getFloat64([v.valueReference for v in outputs], n)]
+
+    def output_names(self):
+        """The names of the values :meth:`outputs` gives: the FMI 2.0 FMU's (fmu_mb.fmi.arrays3.element_names)."""
+        return [n for v in self.float64_outputs()[0] for n in element_names(v.name, v.shape or ())]
+
+
+def size(v):
+    return int(math.prod(v.shape or ()))
 
 
 def _refused(h, fn, *args):
@@ -81,6 +98,11 @@ def refusals(dir, input_name, int_name, enum_name, real_param, bad_value):
     values = (c_double * 2)()
     out["value_count"] = _refused(h, f.fmi3GetFloat64, f.component, (c_uint32 * 1)(vr[input_name]), 1, values, 2)
     out["set_time"] = _refused(h, f.setFloat64, [time_vr], [1.0])
+    array = next(v for v in h.md.modelVariables if v.shape and v.causality == "output" and v.type == "Float64")
+    out["array_value_count"] = _refused(h, f.fmi3GetFloat64, f.component, (c_uint32 * 1)(array.valueReference), 1,
+                                        (c_double * 64)(), size(array) - 1)
+    inside = min(set(range(time_vr)) - set(vr.values()))       # an array's element: no FMI 3.0 variable
+    out["array_element"] = _refused(h, f.getFloat64, [inside])
     out["no_float32"] = _refused(h, f.getFloat32, [vr[input_name]])
     out["configuration"] = _refused(h, f.fmi3EnterConfigurationMode, f.component)
     f.exitInitializationMode()
@@ -234,11 +256,12 @@ def derivatives(dir, start):
     against the transpose of the directional derivatives."""
     h = _me(dir, start)
     f, md = h.f, h.md
-    states = [v.valueReference for v in md.modelVariables if v.name.startswith("state[")]
-    ders = [v.valueReference for v in md.modelVariables if v.name.startswith("der(state[")]
+    state = next(v for v in md.modelVariables if v.name == "state")            # (arrays: fmu_mb.fmi.arrays3)
+    der = next(v for v in md.modelVariables if v.name == "der(state)")
     inputs = {v.name: v.valueReference for v in md.modelVariables if v.causality == "input"
               and v.type == "Float64" and (v.name.endswith(".tau_drive") or v.name.endswith(".force"))}
-    nx = len(states)
+    nx = size(state)
+    assert size(der) == nx and der.derivative is state
     x = (c_double * nx)()
     # move off the start (rates, friction): a few explicit Euler steps of 1 ms
     for k in range(20):
@@ -254,13 +277,18 @@ def derivatives(dir, start):
         dx = (c_double * nx)()
         f.fmi3GetContinuousStateDerivatives(f.component, dx, nx)
         return list(dx)
-    uvr = (c_uint32 * nx)(*ders)
-    columns = [("state", k, vr) for k, vr in enumerate(states)] + [("input", n, vr) for n, vr in inputs.items()]
+    uvr = (c_uint32 * 1)(der.valueReference)
+    columns = [("state", k, state.valueReference) for k in range(nx)] + [("input", n, vr) for n, vr in inputs.items()]
     dd, fd, statuses = [], [], set()
     for kind, key, vr in columns:
         col = (c_double * nx)()
-        statuses.add(f.fmi3GetDirectionalDerivative(f.component, uvr, nx, (c_uint32 * 1)(vr), 1, (c_double * 1)(1.0),
-                                                    1, col, nx))
+        if kind == "state":                     # the state array with a unit seed on element key
+            statuses.add(f.fmi3GetDirectionalDerivative(f.component, uvr, 1, (c_uint32 * 1)(vr), 1,
+                                                        (c_double * nx)(*[float(i == key) for i in range(nx)]), nx,
+                                                        col, nx))
+        else:
+            statuses.add(f.fmi3GetDirectionalDerivative(f.component, uvr, 1, (c_uint32 * 1)(vr), 1,
+                                                        (c_double * 1)(1.0), 1, col, nx))
         if kind == "state":
             def at(d):
                 f.fmi3SetContinuousStates(f.component, (c_double * nx)(*[v + d if i == key else v
@@ -284,13 +312,13 @@ def derivatives(dir, start):
         scale = max([abs(fd[c][r]) for c in cols for r in range(nx)] or [0.0])
         err = max([abs(dd[c][r] - fd[c][r]) for c in cols for r in range(nx)] or [0.0])
         blocks[name] = [err / scale if scale else err, scale]
-    # adjoint: seed w over the unknowns -> J^T w over the knowns
-    kvr = [vr for _, _, vr in columns]
+    # adjoint: seed w over the unknowns -> J^T w over the knowns (the state array's elements, then the inputs)
+    kvr = [state.valueReference] + list(inputs.values())
     w = [math.sin(1.0 + 0.37 * i) for i in range(nx)]
-    adj = (c_double * len(kvr))()
-    statuses.add(f.fmi3GetAdjointDerivative(f.component, uvr, nx, (c_uint32 * len(kvr))(*kvr), len(kvr),
-                                            (c_double * nx)(*w), nx, adj, len(kvr)))
-    expect = [sum(w[r] * dd[c][r] for r in range(nx)) for c in range(len(kvr))]
+    adj = (c_double * len(columns))()
+    statuses.add(f.fmi3GetAdjointDerivative(f.component, uvr, 1, (c_uint32 * len(kvr))(*kvr), len(kvr),
+                                            (c_double * nx)(*w), nx, adj, len(columns)))
+    expect = [sum(w[r] * dd[c][r] for r in range(nx)) for c in range(len(columns))]
     scale = max(abs(e) for e in expect)
     adjoint_err = max(abs(a - e) for a, e in zip(adj, expect)) / scale
     f.freeInstance()
@@ -320,7 +348,7 @@ def state_crossing(dir2, dir3, start, steps=30, dt=0.01):
     f3.enterInitializationMode(startTime=0.0)
     f3.exitInitializationMode()
     f3.setFMUState(f3.deserializeFMUState(blob))
-    names = [v.name for v in h3.md.modelVariables if v.causality == "output" and v.type == "Float64"]
+    names = h3.output_names()
     t = steps * dt
     same_now = [float(x).hex() for x in s2.getReal([vr2[n].valueReference for n in names])] == h3.outputs()
     for k in range(steps):

@@ -4,15 +4,16 @@ as the FMI 2.0 one (fmi.description), written for FMI 3.0 rather than transliter
 - Types: Real variables are ``Float64``, the model's named options and ``solver.integrator`` ``Enumeration``s of an
   ``EnumerationType`` each (set and read as Int64), other Integers (Count options, iteration limits and counts)
   ``Int32``, Booleans ``Boolean``. Count options (``model.n_div``: a flexible link's rigid finite elements, its
-  bodies and coordinates) are ``structuralParameter``s, set in configuration mode only (fmi3.c). Every variable is
-  a scalar: the interface's vector quantities (joint vectors,
-  point coordinates, reactions) keep their scalar names (``joint.q``, ``point.x``), the names the FMI 2.0 FMU,
-  the reports and the docs use; FMI 3.0 arrays of them are not offered yet.
+  bodies and coordinates) are ``structuralParameter``s, set in configuration mode only (fmi3.c).
+- Arrays: vector quantities (a point's position, a joint's reaction, gravity, the continuous states) are Float64
+  arrays with ``<Dimension>``s, by the rule of :mod:`fmu_mb.fmi.arrays3`; a vector whose elements differ in unit (a
+  free joint's coordinates: metres and radians) keeps its FMI 2.0 scalar names.
 - ``time`` is declared the independent variable (FMI 3.0 requires one), value reference = the number of
   interface variables, after every other (their value references are the FMI 2.0 FMU's: one numbering).
 - ``instantiationToken`` is the FMI 2.0 FMU's GUID: both binaries check it, and an FMU state of one restores into
   the other (the state record names the interface, not the FMI version).
-- ModelStructure lists value references (FMI 3.0), with the dependencies of fmi.description.output_dependencies.
+- ModelStructure lists value references (FMI 3.0), with the dependencies of fmi.description.output_dependencies
+  (an array's: the union of its elements').
 - Capabilities as the binary (fmi3.c) has them: co-simulation and Model Exchange, FMU state get/set/serialize,
   directional and adjoint derivatives; no event mode in co-simulation, no early return, no intermediate update,
   no output derivatives, no clocks, no per-element dependency functions.
@@ -23,6 +24,7 @@ import datetime
 
 from lxml import etree
 
+from .arrays3 import fmi3_variables
 from .constants import LOG_CATEGORIES, in_fmi3_words
 from .description import (_num, enum_type_name, enumeration_items, fmu_guid, output_dependencies, state_dependencies,
                           unit_definitions)
@@ -79,10 +81,12 @@ def model_description3(itf: Interface, description: str, version: str, tool: str
     mv = etree.SubElement(root, "ModelVariables")
     etree.SubElement(mv, "Float64", name="time", valueReference=str(len(itf.vars)), causality="independent",
                      variability="continuous", unit="s", description="simulation time")
-    state_vr = {v.source[1]: vr for vr, v in enumerate(itf.vars) if v.source[0] == "state"}
-    for vr, v in enumerate(itf.vars):
+    variables = fmi3_variables(itf)
+    head = {vr: w.vr for w in variables for vr in w.elements}          # interface variable -> its FMI 3.0 variable
+    for w in variables:
+        v = itf.vars[w.vr]
         kind = fmi3_type(v)
-        attrs = {"name": v.name, "valueReference": str(vr), "description": in_fmi3_words(v.description),
+        attrs = {"name": w.name, "valueReference": str(w.vr), "description": in_fmi3_words(w.description),
                  "causality": "structuralParameter" if is_structural(v) else v.causality,
                  "variability": v.variability}
         if v.initial is not None:
@@ -97,26 +101,31 @@ def model_description3(itf: Interface, description: str, version: str, tool: str
             attrs["min"] = _num(v.min) if kind == "Float64" else str(int(v.min))
             attrs["max"] = _num(v.max) if kind == "Float64" else str(int(v.max))
         if v.causality in ("parameter", "input"):
-            attrs["start"] = (_num(v.start) if kind == "Float64" else ("true" if v.start else "false")
-                              if kind == "Boolean" else str(int(v.start)))
+            attrs["start"] = " ".join(_num(itf.vars[e].start) if kind == "Float64" else
+                                      ("true" if itf.vars[e].start else "false") if kind == "Boolean" else
+                                      str(int(itf.vars[e].start)) for e in w.elements)
         if v.source[0] == "state_der":
-            attrs["derivative"] = str(state_vr[v.source[1]])
-        etree.SubElement(mv, kind, **attrs)
+            attrs["derivative"] = str(head[next(vr for vr, u in enumerate(itf.vars)
+                                                if u.source == ("state", v.source[1]))])
+        element = etree.SubElement(mv, kind, **attrs)
+        for n in w.shape:
+            etree.SubElement(element, "Dimension", start=str(n))
     ms = etree.SubElement(root, "ModelStructure")
 
     def unknown(tag, vr, deps):
-        attrs = {"valueReference": str(vr), "dependencies": " ".join(str(d - 1) for d in deps)}
+        deps = sorted({head[d - 1] for d in deps})
+        attrs = {"valueReference": str(vr), "dependencies": " ".join(map(str, deps))}
         if deps:
             attrs["dependenciesKind"] = " ".join(["dependent"] * len(deps))
         etree.SubElement(ms, tag, **attrs)
-    for vr, v in enumerate(itf.vars):
-        if v.causality == "output":
-            unknown("Output", vr, output_dependencies(itf, vr))
+    for w in variables:
+        if itf.vars[w.vr].causality == "output":
+            unknown("Output", w.vr, [d for e in w.elements for d in output_dependencies(itf, e)])
     dynamic, _, inputs = state_dependencies(itf)
-    for vr, v in enumerate(itf.vars):
-        if v.source[0] == "state_der":
-            unknown("ContinuousStateDerivative", vr, sorted(dynamic + inputs))
-    for vr, v in enumerate(itf.vars):
-        if v.causality in ("output", "local"):
-            etree.SubElement(ms, "InitialUnknown", valueReference=str(vr))
+    for w in variables:
+        if itf.vars[w.vr].source[0] == "state_der":
+            unknown("ContinuousStateDerivative", w.vr, dynamic + inputs)
+    for w in variables:
+        if itf.vars[w.vr].causality in ("output", "local"):
+            etree.SubElement(ms, "InitialUnknown", valueReference=str(w.vr))
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from .arrays3 import fmi3_variables
 from .constants import Causality, OptionValues, Role, VarType, c_string
 
 #: interface source -> role (fmu_mb.fmi.interface: what the core reads or writes)
@@ -89,6 +90,7 @@ def model_table_source(itf, guid: str, marker: str, violation_info: dict | None 
     options = [v for v in itf.vars if v.source[0] == "option"]
     if option_values is None:
         option_values = [OptionValues.EVERY if v.items or v.type == "Boolean" else OptionValues.ANY for v in options]
+    lines += fmi3_source(itf)
     lines.append(f"const int FMU_MB_NSTATES = {sum(v.source[0] == 'state' for v in itf.vars)};")
     lines.append(f"const int FMU_MB_NOPTIONS = {len(options)};")
     lines.append("const int FMU_MB_OPTION_VALUES[] = {" + ", ".join(str(int(x)) for x in option_values or [0]) + "};")
@@ -103,6 +105,22 @@ def model_table_source(itf, guid: str, marker: str, violation_info: dict | None 
     lines += accuracy_source(getattr(itf, "accuracy", ()))
     lines.append(f"const int FMU_MB_DEFAULT_METHOD = {int(getattr(itf, 'default_method', 0))};")
     return "\n".join(lines) + "\n"
+
+
+def fmi3_source(itf) -> list:
+    """The FMI 3.0 variables over the interface table (fmu_mb.fmi.arrays3): per value reference its number of
+    elements (0: an element of an array headed elsewhere, no FMI 3.0 variable) and where its elements' value
+    references start in FMU_MB_FMI3_ELEMENTS (row-major)."""
+    size, first, elements, names = [0] * len(itf.vars), [0] * len(itf.vars), [], ["NULL"] * len(itf.vars)
+    for w in fmi3_variables(itf):
+        size[w.vr], first[w.vr] = w.size, len(elements)
+        elements += w.elements
+        if w.shape:
+            names[w.vr] = c_string(w.name)
+    return ["const int FMU_MB_FMI3_SIZE[] = {" + ", ".join(map(str, size + [0])) + "};",
+            "const int FMU_MB_FMI3_FIRST[] = {" + ", ".join(map(str, first + [0])) + "};",
+            "const unsigned int FMU_MB_FMI3_ELEMENTS[] = {" + ", ".join(map(str, elements + [0])) + "};",
+            "const char *const FMU_MB_FMI3_NAME[] = {" + ", ".join(names + ["NULL"]) + "};"]
 
 
 def accuracy_source(notes) -> list:

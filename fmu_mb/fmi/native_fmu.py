@@ -253,6 +253,7 @@ def build_native_fmus(model: str, out_dirs: dict, targets=None, validate: bool =
     fmi.builder.build_fmu)."""
     from .builder import VERSION, checked_interface, finish_build
     from .description import fmu_guid, interface_markdown, model_description
+    from .arrays3 import arrays_markdown
     from .description3 import PLATFORMS, model_description3
     from .interface import add_states, state_labels, variant_key
     t0 = time.perf_counter()
@@ -339,7 +340,7 @@ def build_native_fmus(model: str, out_dirs: dict, targets=None, validate: bool =
                 binaries[target] = link(target, table, tmp / f"fmi{version}" / target / f"{model}.{ext}", "mechanism",
                                         "native", objects[target], extra[target], fmi=version)
             title = f"{model}.fmu (native{', FMI 3.0' if version == 3 else ''}) — interface"
-            doc = interface_markdown(itf, title)
+            doc = interface_markdown(itf, title) + (arrays_markdown(itf) if version == 3 else "")
             out_dir = Path(out_dir)
             out_dir.mkdir(parents=True, exist_ok=True)
             fmu = out_dir / f"{model}.fmu"

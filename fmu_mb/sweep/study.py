@@ -52,7 +52,9 @@ REALS = ("Real", "Float64")
 
 
 def _tasks(study: Study, md, digest: str) -> list:
-    variables = {v.name: v for v in md.modelVariables}
+    from ..fmi.arrays3 import element_names
+    from ..runs import variables as named
+    variables = named(md)                          # (an FMI 3.0 array's elements by name too: E.r[2])
     exp = md.defaultExperiment
     start = float(exp.startTime) if exp is not None and exp.startTime is not None else 0.0
     stop = study.stop_time if study.stop_time is not None else \
@@ -62,7 +64,8 @@ def _tasks(study: Study, md, digest: str) -> list:
     if stop <= start:
         raise StudyError(f"{study.source}: stop_time {stop:g} s is not after the start time {start:g} s")
     outputs = list(study.outputs) if study.outputs is not None else \
-        [v.name for v in md.modelVariables if v.causality == "output" and v.type in REALS]
+        [n for v in md.modelVariables if v.causality == "output" and v.type in REALS
+         for n in element_names(v.name, getattr(v, "shape", None) or ())]
     for var in [v for _, v in map(parse_metric, study.metrics)] + list(study.plot.get("series", [])):
         if var not in outputs:
             outputs.append(var)
@@ -71,6 +74,11 @@ def _tasks(study: Study, md, digest: str) -> list:
         v = variables.get(name)
         if v is None or v.type not in REALS:
             problems.append(f"{name}: {'no such variable' if v is None else 'not a Real'} (outputs, metrics)")
+    for var in [v for _, v in map(parse_metric, study.metrics)] + list(study.plot.get("series", [])):
+        v = variables.get(var)
+        if v is not None and getattr(v, "shape", None) and v.name == var:
+            problems.append(f"{var}: an array of {md.modelName} (FMI 3.0); metrics and plots take one element of "
+                            f"it, as {element_names(var, v.shape)[0]}")
     names = {n for r in study.runs for n in r} | set(study.inputs) | \
         {k for k in (study.input_table or {}) if k != "time"}
     for name in sorted(names):
@@ -81,6 +89,8 @@ def _tasks(study: Study, md, digest: str) -> list:
             problems.append(f"{name}: a {v.causality}, only parameters and inputs take values")
     if problems:
         raise StudyError(f"{study.source}: {md.modelName} — " + "; ".join(problems))
+    outputs = list(dict.fromkeys(e for n in outputs for e in (element_names(n, variables[n].shape)
+                                 if getattr(variables[n], "shape", None) and variables[n].name == n else [n])))
     tasks = []
     for values in study.runs:
         key = run_key(digest, study, values)

@@ -75,8 +75,9 @@ class _Instance:
             fmi2CallbackFunctions,
             fmi2CallbackLoggerTYPE,
         )
+        from ..runs import variables
         self.md = read_model_description(os.path.join(unzipdir, "modelDescription.xml"))
-        self.var = {v.name: v for v in self.md.modelVariables}
+        self.var = variables(self.md)             # (an FMI 3.0 array's elements by name too)
         self.log = []
         self.fmi3 = str(self.md.fmiVersion).startswith("3")
         if self.fmi3:
@@ -130,14 +131,36 @@ class _Instance:
         for name, value in values.items():
             self.set(name, value)
 
-    def get_reals(self, vrs) -> list:
-        if not vrs:
-            return []
-        return self.fmu.getFloat64(vrs) if self.fmi3 else self.fmu.getReal(vrs)
+    def reader(self, names: list):
+        """A function returning the values of the Real variables ``names`` (FMI 3.0: array elements among them, read
+        with their arrays in one call)."""
+        if not names:
+            return lambda: []
+        if not self.fmi3:
+            vrs = [self.var[n].valueReference for n in names]
+            return lambda: self.fmu.getReal(vrs)
+        from ..runs import element_index, size
+        arrays = list(dict.fromkeys(self.var[n] for n in names))
+        first, total = {}, 0
+        for v in arrays:
+            first[v.name], total = total, total + size(v)
+        at = [first[self.var[n].name] + (element_index(self.var[n], n) or 0) for n in names]
+        vrs = [v.valueReference for v in arrays]
+        return lambda: (lambda got: [got[i] for i in at])(self.fmu.getFloat64(vrs, total))
 
     def set(self, name: str, value) -> None:
         v = self.var[name]
         f, vr = self.fmu, [v.valueReference]
+        if self.fmi3 and getattr(v, "shape", None):        # an FMI 3.0 array (Float64): an element, or all of it
+            from ..runs import element_index, size
+            k = element_index(v, name)
+            if k is None:
+                values = [float(x) for x in (value.split() if isinstance(value, str) else value)]
+            else:
+                values = f.getFloat64(vr, size(v))
+                values[k] = float(value)
+            f.setFloat64(vr, values)
+            return
         if v.type in ("Real", "Float64"):
             f.setFloat64(vr, [float(value)]) if self.fmi3 else f.setReal(vr, [float(value)])
         elif v.type == "Enumeration" or v.type.startswith(("Int", "UInt")) or v.type == "Integer":
@@ -201,7 +224,7 @@ def run(fmu: bytes, digest: str, task: dict) -> dict:
     names = task["outputs"]                           # checked against the FMU by the study (study._tasks)
     table = task["table"]
     tab_inputs = [k for k in (table or {}) if k != "time"]
-    real_vr = [inst.var[n].valueReference for n in names]
+    read = inst.reader(names)
     start, stop, h = task["start"], task["stop"], task["step"]
     n = max(1, int(math.ceil((stop - start) / h - 1e-9)))
     times = np.empty(n + 1)
@@ -214,14 +237,14 @@ def run(fmu: bytes, digest: str, task: dict) -> dict:
         for name in tab_inputs:
             inst.set(name, float(np.interp(start, table["time"], table[name])))
         f.exitInitializationMode()
-        times[0], values[0] = start, inst.get_reals(real_vr)
+        times[0], values[0] = start, read()
         for k in range(1, n + 1):
             t_next = min(start + k * h, stop)
             for name in tab_inputs:
                 inst.set(name, float(np.interp(t, table["time"], table[name])))
             f.doStep(t, t_next - t)
             t = t_next
-            times[k], values[k] = t, inst.get_reals(real_vr)
+            times[k], values[k] = t, read()
         k = n + 1
         f.terminate()
         if any(s == 1 for s, _ in inst.log):

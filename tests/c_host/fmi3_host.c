@@ -4,7 +4,8 @@
  *   RESOURCE_PATH  the resources folder's path, with its trailing separator (FMI 3.0's resourcePath)
  *   N, DT          number and size of communication steps from t = 0 (at t_k = k DT, as FMPy steps)
  *   OUT            file receiving, after each step, the Float64 values of VRS (raw float64)
- *   VRS            comma-separated value references of Float64 variables to record
+ *   VRS            comma-separated value references of Float64 variables to record, then "/NVALUES" if some are
+ *                  arrays (their number of values; default: one per value reference)
  *   VR=V           Float64 values set in initialization mode (parameters, inputs)
  *   VR:e=V         Enumeration values set there (fmi3SetInt64); VR:i=V Int32 values (fmi3SetInt32)
  *   VR:c=V         structural parameters (Int32) set in configuration mode, before initialization
@@ -114,13 +115,16 @@ int main(int argc, char **argv) {
     for (char *p = argv[7]; *p && nreal < 65536;) {
         reals[nreal++] = (vr_t)strtoul(p, &p, 10);
         if (*p == ',') ++p;
+        if (*p == '/') break;
     }
+    char *count = strchr(argv[7], '/');
+    size_t nvalues = count ? (size_t)strtoul(count + 1, NULL, 10) : nreal;
     FILE *out = fopen(argv[6], "wb");
     if (!out) {
         fprintf(stderr, "cannot write %s\n", argv[6]);
         return 3;
     }
-    double *vals = malloc(sizeof(double) * (nreal + 1));
+    double *vals = malloc(sizeof(double) * (nvalues + 1));
     for (long k = 0; k < n; ++k) {
         double t = (double)k * dt, next = (double)(k + 1) * dt, last = 0.0;      /* FMPy's time grid */
         bool event = false, stop = false, early = false;
@@ -129,16 +133,16 @@ int main(int argc, char **argv) {
                     event, stop, early, last);
             return 5;
         }
-        if (get(c, reals, nreal, vals, nreal) > 1) {
+        if (get(c, reals, nreal, vals, nvalues) > 1) {
             fprintf(stderr, "fmi3GetFloat64 failed\n");
             return 5;
         }
-        fwrite(vals, sizeof(double), nreal, out);
+        fwrite(vals, sizeof(double), nvalues, out);
     }
     fclose(out);
     terminate(c);
     free_instance(c);
     free(vals);
-    printf("%zu\n", nreal);
+    printf("%zu\n", nvalues);
     return 0;
 }

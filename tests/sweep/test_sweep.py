@@ -230,14 +230,15 @@ def test_cli_reports_a_bad_study_in_one_line(tmp_path):
 
 def test_an_fmi3_fmu_sweeps_to_the_bits_of_its_fmi2_twin(native_fmus, fmi3_fmus, tmp_path):
     """The same study on the crane's FMI 3.0 and FMI 2.0 native FMUs (n_div, a structural parameter of the FMI 3.0
-    FMU, set in configuration mode; the jib flexible; the friction law by its item's name): every run's outputs
-    are bitwise the same; a run whose n_div the FMU refuses fails with FMI 3.0's message, the others go on."""
+    FMU, set in configuration mode; the jib flexible; the friction law by its item's name; an element of an array
+    set, gravity[3], and one read, jib.deflection[2]): every run's outputs are bitwise the same; a run whose n_div the FMU refuses fails with FMI 3.0's message, the others go on."""
     def study(fmu):
         return study_from_dict({
             "fmu": str(fmu), "stop_time": 0.1, "step": 0.01, "outputs": ["jib.q", "arm.q", "jib.deflection[2]"],
             "metrics": ["max_abs(jib.deflection[2])"],
             "grid": {"model.n_div": [2, 5], "model.friction": ["none", "lugre"]},
-            "runs": [{"model.n_div": 99}], "parameters": {"model.link": 1}, "title": "crane, both FMI versions"})
+            "runs": [{"model.n_div": 99}], "parameters": {"model.link": 1, "gravity[3]": -9.0},
+            "title": "crane, both FMI versions"})
     results = {}
     for version, fmus in ((2, native_fmus), (3, fmi3_fmus)):
         s = study(fmus["crane"].path)

@@ -5,6 +5,9 @@
  *  - Types: Real variables are Float64, Count options and other Integers Int32, named options Enumerations
  *    (read and set as Int64, as FMI 3.0 says), Booleans Boolean; `time` is the independent variable, value
  *    reference FMU_MB_NVARS (after every variable of the interface table, whose value references are FMI 2.0's).
+ *  - Arrays (fmu_mb.fmi.arrays3; the model table's FMU_MB_FMI3_*): a vector quantity is one variable at its first
+ *    element's value reference, its values the interface variables of its elements, row-major; the value
+ *    references of its other elements are no FMI 3.0 variables (refused, naming the array).
  *  - Logging: the core's messages go to the host's fmi3LogMessageCallback through an FMI 2.0 logger (logger3)
  *    that says them in FMI 3.0's words (fmu_mb.fmi.constants.FMI3_WORDS); no logMessage: no messages, no crash.
  *  - The state table is FMI 2.0's (fmu_mb.fmi.constants.CALLS3); fmi3EnterInitializationMode takes what
@@ -212,7 +215,7 @@ FMI3_Export fmi3Status fmi3Reset(fmi3Instance instance) {
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Variables: every one a scalar (nValues = nValueReferences)
+ * Variables: scalars and arrays over the interface table's variables
  */
 enum { F64, I32, I64, BOOL, NTYPES };
 static const char *const TYPE_NAMES[NTYPES] = {"Float64", "Int32", "Int64 (an Enumeration)", "Boolean"};
@@ -227,7 +230,61 @@ static int type_of(fmi3ValueReference vr) {
     return FMU_MB_ENUMERATED[vr] ? I64 : I32;
 }
 
-static const char *name_of(fmi3ValueReference vr) { return vr == TIME_VR ? "time" : FMU_MB_VARS[vr].name; }
+/* The FMI 3.0 name of the variable at vr (an array's: without its elements' index). */
+static const char *name_of(fmi3ValueReference vr) {
+    return vr == TIME_VR ? "time" : FMU_MB_FMI3_NAME[vr] ? FMU_MB_FMI3_NAME[vr] : FMU_MB_VARS[vr].name;
+}
+
+/* Values of the FMI 3.0 variable at vr (0: vr is an element of an array, or unknown). */
+static size_t size_of(fmi3ValueReference vr) {
+    if (vr == TIME_VR) return 1;
+    return vr < TIME_VR ? (size_t)FMU_MB_FMI3_SIZE[vr] : 0;
+}
+
+/* Element e of the FMI 3.0 variable at vr: an interface variable's value reference (time: TIME_VR). */
+static fmi2ValueReference element_of(fmi3ValueReference vr, size_t e) {
+    return vr == TIME_VR ? (fmi2ValueReference)TIME_VR : FMU_MB_FMI3_ELEMENTS[FMU_MB_FMI3_FIRST[vr] + (int)e];
+}
+
+/* vr is an FMI 3.0 variable; otherwise an error naming the array it is an element of, or unknown. */
+static int known_vr(Instance *s, fmi3ValueReference vr) {
+    if (size_of(vr)) return 1;
+    for (fmi3ValueReference a = 0; vr < TIME_VR && a < TIME_VR; ++a)
+        for (int e = 1; e < FMU_MB_FMI3_SIZE[a]; ++e)
+            if (element_of(a, (size_t)e) == vr) {
+                FMU_ERROR(s, MSG_FMI3_VR_IN_ARRAY, s->call, vr, e + 1, name_of(a), a);
+                return 0;
+            }
+    FMU_ERROR(s, MSG_VR_UNKNOWN, s->call, vr);
+    return 0;
+}
+
+/* The element value references of a list of FMI 3.0 variables, CHUNK at a time. */
+typedef struct {
+    const fmi3ValueReference *vr;
+    size_t nvr, k, e;       /* the variable and the element within it next */
+} Elements;
+
+/* The next (up to) `cap` element value references into out; how many (0: no more). */
+static size_t next_elements(Elements *it, fmi2ValueReference out[], size_t cap) {
+    size_t n = 0;
+    while (n < cap && it->k < it->nvr) {
+        out[n++] = element_of(it->vr[it->k], it->e);
+        if (++it->e >= size_of(it->vr[it->k])) it->e = 0, ++it->k;
+    }
+    return n;
+}
+
+/* The number of values of the variables vr[0..nvr), all known (0 and an error otherwise). */
+static int count_values(Instance *s, const fmi3ValueReference vr[], size_t nvr, size_t *count) {
+    size_t total = 0;
+    for (size_t k = 0; k < nvr; ++k) {
+        if (!known_vr(s, vr[k])) return 0;
+        total += size_of(vr[k]);
+    }
+    *count = total;
+    return 1;
+}
 
 static int arrays_ok(Instance *s, size_t n, const void *vr, const void *v) {
     return api_arrays_ok(s, n, vr, v, "valueReferences", "values");
@@ -236,20 +293,16 @@ static int arrays_ok(Instance *s, size_t n, const void *vr, const void *v) {
 /* The call's arrays, its value count and every value reference's type (`type`, or NTYPES: none of this FMU's). */
 static int call_ok(Instance *s, const fmi3ValueReference vr[], size_t nvr, const void *values, size_t nvalues,
                    int type, const char *type_name) {
-    if (!arrays_ok(s, nvr, vr, values)) return 0;
-    if (nvalues != nvr) {
-        FMU_ERROR(s, MSG_FMI3_VALUE_COUNT, s->call, (double)nvalues, (double)nvr, (double)nvr);
-        return 0;
-    }
-    for (size_t k = 0; k < nvr; ++k) {
-        if (vr[k] > TIME_VR) {
-            FMU_ERROR(s, MSG_VR_UNKNOWN, s->call, vr[k]);
-            return 0;
-        }
+    size_t count = 0;
+    if (!arrays_ok(s, nvr, vr, values) || !count_values(s, vr, nvr, &count)) return 0;
+    for (size_t k = 0; k < nvr; ++k)
         if (type_of(vr[k]) != type) {
             FMU_ERROR(s, MSG_FMI3_VR_WRONG_TYPE, s->call, vr[k], name_of(vr[k]), TYPE_NAMES[type_of(vr[k])], type_name);
             return 0;
         }
+    if (nvalues != count) {
+        FMU_ERROR(s, MSG_FMI3_VALUE_COUNT, s->call, (double)nvalues, (double)nvr, (double)count);
+        return 0;
     }
     return 1;
 }
@@ -270,11 +323,11 @@ static int has_structural(void) {
 static int structure_ok(Instance *s, const fmi3ValueReference vr[], size_t nvr) {
     for (size_t k = 0; k < nvr; ++k) {
         if (CONFIGURING(s) && !is_structural(vr[k])) {
-            FMU_ERROR(s, MSG_FMI3_NOT_STRUCTURAL, s->call, FMU_MB_VARS[vr[k]].name);
+            FMU_ERROR(s, MSG_FMI3_NOT_STRUCTURAL, s->call, name_of(vr[k]));
             return 0;
         }
         if (!CONFIGURING(s) && is_structural(vr[k])) {
-            FMU_ERROR(s, MSG_FMI3_STRUCTURAL_OUTSIDE, s->call, FMU_MB_VARS[vr[k]].name);
+            FMU_ERROR(s, MSG_FMI3_STRUCTURAL_OUTSIDE, s->call, name_of(vr[k]));
             return 0;
         }
     }
@@ -282,7 +335,8 @@ static int structure_ok(Instance *s, const fmi3ValueReference vr[], size_t nvr) 
 }
 
 #define CHUNK 256
-/* Values pass through the core as doubles, in chunks; time (TIME_VR) is the instance's. */
+/* Values pass through the core as doubles, the elements of the variables CHUNK at a time; time (TIME_VR) is the
+ * instance's. */
 #define GET3(fn, ctype, TYPE, conv)                                                                      \
     FMI3_Export fmi3Status fn(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, ctype v[], \
                               size_t nValues) {                                                          \
@@ -290,19 +344,21 @@ static int structure_ok(Instance *s, const fmi3ValueReference vr[], size_t nvr) 
         if (!call_ok(s, vr, nvr, v, nValues, TYPE, TYPE_NAMES[TYPE])) return fmi3Error;                  \
         int ok = fmu_phase_allows(s, FMU_MB_MASK_fmi3Get, FMU_MB_HINT_fmi3Get);                          \
         double buf[CHUNK];                                                                               \
-        fmi2ValueReference sub[CHUNK];                                                                   \
-        for (size_t o = 0; ok && o < nvr; o += CHUNK) {                                                  \
-            size_t m = nvr - o < CHUNK ? nvr - o : CHUNK, n = 0;                                         \
+        fmi2ValueReference all[CHUNK], sub[CHUNK];                                                       \
+        Elements it = {vr, nvr, 0, 0};                                                                   \
+        size_t o = 0, m;                                                                                 \
+        while (ok && (m = next_elements(&it, all, CHUNK)) > 0) {                                         \
+            size_t n = 0;                                                                                \
             for (size_t k = 0; k < m; ++k)                                                               \
-                if (vr[o + k] != TIME_VR) sub[n++] = vr[o + k];                                          \
+                if (all[k] != TIME_VR) sub[n++] = all[k];                                                \
             ok = fmu_get(s, sub, n, CORE_TYPE[TYPE], buf);                                               \
             for (size_t k = 0, j = 0; ok && k < m; ++k) {                                                \
-                double x = vr[o + k] == TIME_VR ? s->t : buf[j++];                                       \
-                v[o + k] = conv;                                                                         \
+                double x = all[k] == TIME_VR ? s->t : buf[j++];                                          \
+                v[o++] = conv;                                                                           \
             }                                                                                            \
         }                                                                                                \
         if (!ok)                                                                                         \
-            for (size_t k = 0; k < nvr; ++k) v[k] = 0;                                                   \
+            for (size_t k = 0; k < nValues; ++k) v[k] = 0;                                               \
         return STATUS3(ok);                                                                              \
     }
 GET3(fmi3GetFloat64, fmi3Float64, F64, x)
@@ -325,17 +381,19 @@ GET3(fmi3GetBoolean, fmi3Boolean, BOOL, x != 0.0)
         if (!structure_ok(s, vr, nvr)) return fmi3Error;                                                      \
         int ok = 1;                                                                                           \
         double buf[CHUNK];                                                                                    \
-        for (size_t o = 0; o < nvr; o += CHUNK) {                                                             \
-            size_t m = nvr - o < CHUNK ? nvr - o : CHUNK;                                                     \
-            for (size_t k = 0; k < m; ++k) buf[k] = conv;                                                     \
-            ok &= fmu_set(s, vr + o, m, CORE_TYPE[TYPE], buf);                                                \
+        fmi2ValueReference all[CHUNK];                                                                        \
+        Elements it = {vr, nvr, 0, 0};                                                                        \
+        size_t o = 0, m;                                                                                      \
+        while ((m = next_elements(&it, all, CHUNK)) > 0) {                                                    \
+            for (size_t k = 0; k < m; ++k, ++o) buf[k] = conv;                                                \
+            ok &= fmu_set(s, all, m, CORE_TYPE[TYPE], buf);                                                   \
         }                                                                                                     \
         return STATUS3(ok);                                                                                   \
     }
-SET3(fmi3SetFloat64, fmi3Float64, F64, v[o + k])
-SET3(fmi3SetInt32, fmi3Int32, I32, (double)v[o + k])
-SET3(fmi3SetInt64, fmi3Int64, I64, (double)v[o + k])
-SET3(fmi3SetBoolean, fmi3Boolean, BOOL, (v[o + k] ? 1.0 : 0.0))
+SET3(fmi3SetFloat64, fmi3Float64, F64, v[o])
+SET3(fmi3SetInt32, fmi3Int32, I32, (double)v[o])
+SET3(fmi3SetInt64, fmi3Int64, I64, (double)v[o])
+SET3(fmi3SetBoolean, fmi3Boolean, BOOL, (v[o] ? 1.0 : 0.0))
 
 /* The types this FMU has no variables of: an empty call in a phase allowing it is fine. */
 static fmi3Status no_type(Instance *s, const fmi3ValueReference vr[], size_t nvr, const void *v, int set,
@@ -344,9 +402,7 @@ static fmi3Status no_type(Instance *s, const fmi3ValueReference vr[], size_t nvr
                                            : fmu_phase_allows(s, FMU_MB_MASK_fmi3Get, FMU_MB_HINT_fmi3Get)))
         return fmi3Error;
     if (!nvr) return fmi3OK;
-    if (vr[0] > TIME_VR)
-        FMU_ERROR(s, MSG_VR_UNKNOWN, s->call, vr[0]);
-    else
+    if (known_vr(s, vr[0]))
         FMU_ERROR(s, MSG_FMI3_VR_WRONG_TYPE, s->call, vr[0], name_of(vr[0]), TYPE_NAMES[type_of(vr[0])], type_name);
     return fmi3Error;
 }
@@ -506,8 +562,9 @@ FMI3_Export fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Partial derivatives (both interfaces): directional from the core, adjoint as its transpose (one directional
- * derivative per known, the unknowns in chunks: no allocation)
+ * Partial derivatives (both interfaces) over the elements of the variables: directional from the core, the known
+ * elements and the unknown ones CHUNK at a time (the derivative is linear in the seed: the products of the known
+ * chunks add up), adjoint as its transpose (one directional derivative per known element); no allocation
  */
 static int derivative_call_ok(Instance *s, const fmi3ValueReference unknowns[], size_t nu,
                               const fmi3ValueReference knowns[], size_t nk, const fmi3Float64 seed[], size_t nseed,
@@ -516,21 +573,23 @@ static int derivative_call_ok(Instance *s, const fmi3ValueReference unknowns[], 
         FMU_ERROR(s, MSG_NO_DIRECTIONAL_DERIVATIVE, s->call);
         return 0;
     }
-    /* (the seed has an entry per known and the sensitivity one per unknown; the adjoint's the other way round) */
+    /* (the seed has an entry per known element and the sensitivity one per unknown; the adjoint's the other way) */
     const void *per_unknown = adjoint ? (const void *)seed : (const void *)sensitivity;
     const void *per_known = adjoint ? (const void *)sensitivity : (const void *)seed;
+    size_t n_unknown = 0, n_known = 0;
     if (!fmu_phase_allows(s, FMU_MB_MASK_fmi3GetDirectionalDerivative, FMU_MB_HINT_fmi3GetDirectionalDerivative) ||
         !api_arrays_ok(s, nu, unknowns, per_unknown, "unknowns", adjoint ? "seed" : "sensitivity") ||
-        !api_arrays_ok(s, nk, knowns, per_known, "knowns", adjoint ? "sensitivity" : "seed"))
+        !api_arrays_ok(s, nk, knowns, per_known, "knowns", adjoint ? "sensitivity" : "seed") ||
+        !count_values(s, unknowns, nu, &n_unknown) || !count_values(s, knowns, nk, &n_known))
         return 0;
-    size_t want_seed = adjoint ? nu : nk, want_sens = adjoint ? nk : nu;
+    size_t want_seed = adjoint ? n_unknown : n_known, want_sens = adjoint ? n_known : n_unknown;
     if (nseed != want_seed) {
-        FMU_ERROR(s, MSG_FMI3_SEED_COUNT, s->call, "nSeed", (double)nseed, (double)want_seed,
+        FMU_ERROR(s, MSG_FMI3_SEED_COUNT, s->call, "nSeed", (double)nseed, (double)(adjoint ? nu : nk),
                   adjoint ? "unknowns" : "knowns", (double)want_seed);
         return 0;
     }
     if (nsens != want_sens) {
-        FMU_ERROR(s, MSG_FMI3_SEED_COUNT, s->call, "nSensitivity", (double)nsens, (double)want_sens,
+        FMU_ERROR(s, MSG_FMI3_SEED_COUNT, s->call, "nSensitivity", (double)nsens, (double)(adjoint ? nk : nu),
                   adjoint ? "knowns" : "unknowns", (double)want_sens);
         return 0;
     }
@@ -545,7 +604,25 @@ FMI3_Export fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const
     if (!not_configuring(s)) return fmi3Error;
     if (!derivative_call_ok(s, unknowns, nUnknowns, knowns, nKnowns, seed, nSeed, sensitivity, nSensitivity, 0))
         return fmi3Error;
-    return STATUS3(fmu_get_directional_derivative(s, unknowns, nUnknowns, knowns, nKnowns, seed, sensitivity));
+    fmi2ValueReference u[CHUNK], k[CHUNK];
+    double part[CHUNK];
+    for (size_t i = 0; i < nSensitivity; ++i) sensitivity[i] = 0.0;
+    Elements known = {knowns, nKnowns, 0, 0};
+    size_t mk, ko = 0;
+    while ((mk = next_elements(&known, k, CHUNK)) > 0) {
+        Elements unknown = {unknowns, nUnknowns, 0, 0};
+        size_t mu, uo = 0;
+        while ((mu = next_elements(&unknown, u, CHUNK)) > 0) {
+            if (!fmu_get_directional_derivative(s, u, mu, k, mk, seed + ko, part)) {
+                for (size_t i = 0; i < nSensitivity; ++i) sensitivity[i] = 0.0;
+                return fmi3Error;
+            }
+            for (size_t i = 0; i < mu; ++i) sensitivity[uo + i] += part[i];
+            uo += mu;
+        }
+        ko += mk;
+    }
+    return fmi3OK;
 }
 
 FMI3_Export fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
@@ -557,22 +634,26 @@ FMI3_Export fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi
     if (!derivative_call_ok(s, unknowns, nUnknowns, knowns, nKnowns, seed, nSeed, sensitivity, nSensitivity, 1))
         return fmi3Error;
     char a[32];
-    for (size_t i = 0; i < nUnknowns; ++i)
+    for (size_t i = 0; i < nSeed; ++i)
         if (!isfinite(seed[i])) {
             FMU_ERROR(s, MSG_DD_SEED, s->call, (int)i, fmu_repr(seed[i], a));
             return fmi3Error;
         }
     const double one = 1.0;
     double column[CHUNK];
-    for (size_t j = 0; j < nKnowns; ++j) {                 /* sensitivity_j = sum_i seed_i d unknown_i / d known_j */
+    fmi2ValueReference u[CHUNK], k;
+    Elements known = {knowns, nKnowns, 0, 0};
+    for (size_t j = 0; next_elements(&known, &k, 1) == 1; ++j) {   /* sensitivity_j = sum_i seed_i d u_i / d k_j */
         double sum = 0.0;
-        for (size_t o = 0; o < nUnknowns; o += CHUNK) {
-            size_t m = nUnknowns - o < CHUNK ? nUnknowns - o : CHUNK;
-            if (!fmu_get_directional_derivative(s, unknowns + o, m, knowns + j, 1, &one, column)) {
-                for (size_t k = 0; k < nKnowns; ++k) sensitivity[k] = 0.0;
+        Elements unknown = {unknowns, nUnknowns, 0, 0};
+        size_t mu, uo = 0;
+        while ((mu = next_elements(&unknown, u, CHUNK)) > 0) {
+            if (!fmu_get_directional_derivative(s, u, mu, &k, 1, &one, column)) {
+                for (size_t i = 0; i < nSensitivity; ++i) sensitivity[i] = 0.0;
                 return fmi3Error;
             }
-            for (size_t i = 0; i < m; ++i) sum += seed[o + i] * column[i];
+            for (size_t i = 0; i < mu; ++i) sum += seed[uo + i] * column[i];
+            uo += mu;
         }
         sensitivity[j] = sum;
     }

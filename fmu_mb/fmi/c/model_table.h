@@ -30,6 +30,13 @@ extern const char FMU_MB_RESOURCE_MARKER[];      /* a file every resources folde
 extern const int FMU_MB_NVARS;
 extern const fmu_mb_var FMU_MB_VARS[];
 extern const unsigned char FMU_MB_ENUMERATED[];   /* per variable: a named option (an FMI 3.0 Enumeration) */
+/* FMI 3.0 (fmu_mb.fmi.arrays3): per value reference the number of elements of the FMI 3.0 variable there (1: a
+ * scalar; n: an array; 0: an element of an array headed elsewhere, no FMI 3.0 variable) and the start of its
+ * elements' value references (row-major) in FMU_MB_FMI3_ELEMENTS */
+extern const int FMU_MB_FMI3_SIZE[];
+extern const int FMU_MB_FMI3_FIRST[];
+extern const unsigned int FMU_MB_FMI3_ELEMENTS[];
+extern const char *const FMU_MB_FMI3_NAME[];      /* an array's name (NULL: a scalar, its name is FMU_MB_VARS') */
 extern const int FMU_MB_NSTATES;                 /* continuous states declared (Model Exchange); 0: none */
 extern const int FMU_MB_NOPTIONS;
 extern const int FMU_MB_OPTION_VALUES[];         /* per option: FMU_MB_OPTION_* (which values it takes) */
