@@ -101,6 +101,12 @@ def extracted_native(native_fmus, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def extracted_fmi3(fmi3_fmus, tmp_path_factory):
+    """{name: folder} of every mechanism's FMI 3.0 FMU extracted once."""
+    return _extract_all(fmi3_fmus, tmp_path_factory.mktemp("extracted_fmi3"))
+
+
+@pytest.fixture(scope="session")
 def wine_prefix(tmp_path_factory):
     """One wine prefix for the session (its first start takes ~7 s); warns once where wine cannot run."""
     from tests.windows import MINGW, MISSING, WINE

@@ -105,6 +105,8 @@ _LOGGER = Logger(_log)
 class Library:
     """The FMU binary of an extracted FMU, with typed fmi2 functions."""
 
+    version = 2
+
     def __init__(self, unzipdir):
         self.dir = Path(unzipdir)
         with tempfile.TemporaryDirectory() as tmp:      # FMPy (lxml) cannot open paths that are not UTF-8
@@ -162,9 +164,45 @@ class Host:
                                           0.0 if stop is None else stop)
 
     def init(self, params=None, start=0.0) -> int:
-        st = max(self.setup(start), self.call("fmi2EnterInitializationMode"))
+        st = self.enter_init(start)
         st = max(st, self.set(params or {}))
-        return max(st, self.call("fmi2ExitInitializationMode"))
+        return max(st, self.exit_init())
+
+    # (the methods of the phases, states and values that tests/fmi3_raw.Host3 has too: a case using only them runs
+    # on both FMI versions)
+    def configure(self, values: dict) -> tuple[int, dict]:
+        """FMI 2.0 has no structural parameters: (0, ``values``) (tests/fmi3_raw.Host3 sets them)."""
+        return 0, values
+
+    def enter_init(self, start=0.0) -> int:
+        return max(self.setup(start), self.call("fmi2EnterInitializationMode"))
+
+    def exit_init(self) -> int:
+        return self.call("fmi2ExitInitializationMode")
+
+    def set_state(self, state) -> int:
+        return self.f.fmi2SetFMUstate(self.c, state)
+
+    def free_state(self, state) -> int:
+        return self.f.fmi2FreeFMUstate(self.c, byref(state))
+
+    def last_successful_time(self) -> float:
+        t = c_double()
+        self.f.fmi2GetRealStatus(self.c, 2, byref(t))
+        return t.value
+
+    def read_all(self) -> list:
+        """Every output of every type (Real, Integer/Enumeration, Boolean): a status per type, then the values (Real
+        as hex strings)."""
+        out = []
+        for types, fn, ctype in ((("Real",), self.f.fmi2GetReal, c_double),
+                                 (("Integer", "Enumeration"), self.f.fmi2GetInteger, c_int),
+                                 (("Boolean",), self.f.fmi2GetBoolean, c_int)):
+            vrs = [v.valueReference for v in self.lib.md.modelVariables if v.causality == "output" and v.type in types]
+            buf = (ctype * max(1, len(vrs)))()
+            out.append(fn(self.c, (c_uint * max(1, len(vrs)))(*vrs), len(vrs), buf))
+            out += [float(x).hex() if ctype is c_double else int(x) for x in buf[:len(vrs)]]
+        return out
 
     def set(self, values: dict) -> int:
         st = 0

@@ -25,6 +25,23 @@ from tests.fmi_raw import MESSAGES, EventInfo, Host, Library
 CASES = {}
 
 
+def _open(dir):
+    """The extracted FMU at ``dir``: FMI 2.0 (tests/fmi_raw.Library) or FMI 3.0 (tests/fmi3_raw.Library3)."""
+    head = (Path(dir) / "modelDescription.xml").read_bytes()[:4000]
+    if b'fmiVersion="3.0"' in head:
+        from tests.fmi3_raw import Library3
+        return Library3(dir)
+    return Library(dir)
+
+
+def _host(lib, name, **kwargs):
+    """An instance of ``lib``'s FMU of its version's host (the methods of both: tests/fmi_raw.Host)."""
+    if lib.version == 3:
+        from tests.fmi3_raw import Host3
+        return Host3(lib, name, **kwargs)
+    return Host(lib, name, **kwargs)
+
+
 def case(fn):
     CASES[fn.__name__] = fn
     return fn
@@ -50,13 +67,33 @@ def _run(h, t0, n, dt):
     return statuses, t
 
 
+def _start(lib, name):
+    """The start value of the variable of FMI 2.0 name ``name`` (an FMI 3.0 array's element: its own)."""
+    if lib.version == 2:
+        return lib.var[name].start
+    v, k = lib.var[name]
+    text = str(v.start if v.start is not None else "0").split()
+    return text[k] if v.shape else text[0] if text else "0"
+
+
 # ------------------------------------------------------------------------------------------ options
 @case
-def options(dir, combo, T=0.05, dt=0.01, logging_on=False):
+def batch(cases):
+    """Several cases in turn in this one process (``cases``: [name, args] each; a process per case spent most of its
+    time starting): their results. The line printed before each names it, should one crash the host."""
+    out = []
+    for k, (name, args) in enumerate(cases):
+        print("case", k, name, json.dumps(args), file=sys.stderr, flush=True)
+        out.append(CASES[name](**args))
+    return out
+
+
+@case
+def options(dir, combo, T=0.05, dt=0.01, logging_on=False, name="options"):
     """fmi2Instantiate -> initialization with the option values in `combo` -> T s -> outputs (``debug``: the
-    fmi2OK messages, logged with logging_on)."""
-    lib = Library(dir)
-    h = Host(lib, "options", logging_on=logging_on)
+    fmi2OK messages, logged with logging_on; ``name``: the instance's, distinct for each in one process)."""
+    lib = _open(dir)
+    h = _host(lib, name, logging_on=logging_on)
     init = h.init(combo)
     steps, t = _run(h, 0.0, int(round(T / dt)), dt) if init <= 1 else ([], 0.0)
     st, vals = _outputs(h) if init <= 1 else (3, [])
@@ -508,11 +545,13 @@ def _saved_names(lib):
     return [v.name for v in mv if v.causality == "parameter"] + inputs + ["held:" + n for n in inputs]
 
 
-def _forge(lib, blob, field):
+def _forge(lib, blob, field, outputs, names=None):
+    """``blob`` with ``field`` forged; ``outputs``: the FMU's Real outputs by their FMI 2.0 names; ``names``: the
+    saved values' names (default :func:`_saved_names`; an FMI 3.0 FMU's test gives its FMI 2.0 twin's, whose value
+    references the record follows)."""
     head, vals, state = _split(blob)
-    names = _saved_names(lib)
-    nv = sum(1 for v in lib.md.modelVariables if v.causality == "output" and
-             (v.name.endswith(".q") or ".q[" in v.name))
+    names = names or _saved_names(lib)
+    nv = sum(1 for n in outputs if n.endswith(".q") or ".q[" in n)
     kind, _, arg = field.partition(":")
     if kind == "phase":
         head[3] = int(arg)
@@ -540,29 +579,29 @@ def _forge(lib, blob, field):
 
 
 @case
-def forged_state(dir, field, inputs=None, steps=3, dt=0.01):
+def forged_state(dir, field, inputs=None, steps=3, dt=0.01, names=None, name="forged"):
     """A genuine state forged in one field, CRC recomputed: fmi2DeSerializeFMUstate/fmi2SetFMUstate
     must refuse it with a message and leave the instance exactly as it was (its next step equals
     the step after restoring the genuine state)."""
-    lib = Library(dir)
-    h = Host(lib, "forged")
+    lib = _open(dir)
+    h = _host(lib, name)
     h.init({})
     h.set(inputs or {})
     _run(h, 0.0, steps, dt)
     t = steps * dt
     st, s = h.get_state()
     _, blob = h.serialize(s)
-    forged = _forge(lib, blob, field)
+    forged = _forge(lib, blob, field, h.reals(), names)
     _, before = _outputs(h)
     del h.messages[:]
     ds, fs = h.deserialize(forged)
-    ss = h.f.fmi2SetFMUstate(h.c, fs) if ds <= 1 else None
+    ss = h.set_state(fs) if ds <= 1 else None
     refusal = h.errors()
     _, after = _outputs(h)
     step_after = h.step(t, dt)
     _, next_forged = _outputs(h)
     ds2, gs = h.deserialize(blob)
-    ss2 = h.f.fmi2SetFMUstate(h.c, gs)
+    ss2 = h.set_state(gs)
     step_genuine = h.step(t, dt)
     _, next_genuine = _outputs(h)
     h.free()
@@ -576,8 +615,8 @@ def beyond_limits(dir, values, steps=400, dt=0.01):
     """Inputs that drive a coordinate or rate past the FMU's state limits (issue 36: fmi2OK with a coordinate
     of -5.3e33, then the FMU refused to restore the state it had reached): after every fmi2OK step the state
     is saved and restored on the spot; the first refused step's message."""
-    lib = Library(dir)
-    h = Host(lib, "limits")
+    lib = _open(dir)
+    h = _host(lib, "limits")
     init = h.init({})
     h.set(values)
     t, statuses, unrestorable = 0.0, [], []
@@ -588,26 +627,18 @@ def beyond_limits(dir, values, steps=400, dt=0.01):
             break
         t += dt
         gs, s = h.get_state()
-        ss = h.f.fmi2SetFMUstate(h.c, s)
+        ss = h.set_state(s)
         if gs > 1 or ss > 1:
             unrestorable.append([t, h.errors()[-1:]])
-        h.f.fmi2FreeFMUstate(h.c, byref(s))
+        h.free_state(s)
     errors = h.errors()
     h.free()
     return {"init": init, "statuses": statuses, "t": t, "unrestorable": unrestorable, "errors": errors[-1:]}
 
 
 def _read_all(h):
-    """Every output of every type (Real, Integer/Enumeration, Boolean), as hex strings or integers."""
-    out = []
-    for types, fn, ctype in ((("Real",), h.f.fmi2GetReal, c_double), (("Integer", "Enumeration"), h.f.fmi2GetInteger,
-                                                                      c_int), (("Boolean",), h.f.fmi2GetBoolean, c_int)):
-        vrs = [v.valueReference for v in h.lib.md.modelVariables if v.causality == "output" and v.type in types]
-        buf = (ctype * max(1, len(vrs)))()
-        st = fn(h.c, (c_uint * max(1, len(vrs)))(*vrs), len(vrs), buf)
-        out.append(st)
-        out += [float(x).hex() if ctype is c_double else int(x) for x in buf[:len(vrs)]]
-    return out
+    """Every output of every type, as hex strings or integers (the host's read_all)."""
+    return h.read_all()
 
 
 @case
@@ -619,10 +650,10 @@ def restore_fuzz(dir, seed=1, n=250, dt=0.01):
     reaches can be saved and restored on the spot."""
     import random
     rng = random.Random(seed)
-    lib = Library(dir)
-    h = Host(lib, "fuzz")
+    lib = _open(dir)
+    h = _host(lib, "fuzz")
     init = h.init({})
-    inputs = [v.name for v in lib.md.modelVariables if v.causality == "input" and v.type == "Real"]
+    inputs = h.reals("input")
     values = [0.0, 1e300, -1e300, float("nan"), float("inf"), 1e15, -1e5]
     saved, t = [], 0.0
     out = {"init": init, "mismatch": [], "refused": [], "unrestorable": [], "steps": [0, 0], "restores": 0}
@@ -630,7 +661,7 @@ def restore_fuzz(dir, seed=1, n=250, dt=0.01):
         a = rng.random()
         if a < 0.3 and inputs:
             name = rng.choice(inputs)
-            start = float(lib.var[name].start or 0.0)
+            start = float(_start(lib, name) or 0.0)
             h.set({name: rng.choice(values + [start, start * (1 + rng.uniform(-0.2, 0.2)) + rng.uniform(-1, 1)])})
         elif a < 0.65:
             size = rng.choice((dt, dt / 3, 2.5 * dt))
@@ -640,17 +671,17 @@ def restore_fuzz(dir, seed=1, n=250, dt=0.01):
                 t += size
                 before = _read_all(h)
                 gs, s = h.get_state()
-                ss = h.f.fmi2SetFMUstate(h.c, s) if gs <= 1 else 99
+                ss = h.set_state(s) if gs <= 1 else 99
                 if ss > 1 or _read_all(h) != before:
                     out["unrestorable"].append([k, t, ss, h.errors()[-1:]])
-                h.f.fmi2FreeFMUstate(h.c, byref(s))
+                h.free_state(s)
         elif a < 0.8 or not saved:
             st, s = h.get_state()
             if st <= 1:
                 saved.append((s, _read_all(h), t))
         else:
             s, outputs, ts = rng.choice(saved)
-            st = h.f.fmi2SetFMUstate(h.c, s)
+            st = h.set_state(s)
             out["restores"] += 1
             if st > 1:
                 out["refused"].append([k, h.errors()[-1:]])
@@ -668,15 +699,19 @@ def restore_fuzz(dir, seed=1, n=250, dt=0.01):
 def start_value(dir, values, name="start"):
     """Initialization with out-of-range start values/parameters: fmi2Error naming them, and a
     retry with the defaults succeeds."""
-    lib = Library(dir)
-    h = Host(lib, name)
-    h.setup()
-    h.call("fmi2EnterInitializationMode")
-    set_status = h.set(values)
-    exit1 = h.call("fmi2ExitInitializationMode")
+    lib = _open(dir)
+    h = _host(lib, name)
+    set_status, rest = h.configure(values)          # (FMI 3.0: structural parameters in configuration mode)
+    h.enter_init()
+    set_status = max(set_status, h.set(rest))
+    exit1 = h.exit_init()
     errors = h.errors()
-    h.set({k: lib.var[k].start for k in values})
-    exit2 = h.call("fmi2ExitInitializationMode")
+    if rest != values:                              # a structural parameter: reset, configured at its start
+        h.call("fmi3Reset")
+        h.configure({k: _start(lib, k) for k in values})
+        h.enter_init()
+    h.set({k: _start(lib, k) for k in rest})
+    exit2 = h.exit_init()
     steps, _ = _run(h, 0.0, 2, 0.01) if exit2 <= 1 else ([], 0)
     h.free()
     return {"set": set_status, "exit": exit1, "errors": errors, "retry": exit2, "steps": steps}
@@ -699,25 +734,24 @@ def bad_input(dir, values, steps=2, dt=0.01, start=None):
     """Inputs that make the result non-finite or the motion impossible: the step fails with a
     message, outputs and time stay those of the last good step, and stepping goes on once the
     inputs are sane again."""
-    lib = Library(dir)
-    h = Host(lib, "input")
+    lib = _open(dir)
+    h = _host(lib, "input")
     init = h.init(start or {})
     good, t = _run(h, 0.0, steps, dt)
     _, before = _outputs(h)
-    saved = {k: lib.var[k].start for k in values}
+    saved = {k: _start(lib, k) for k in values}
     set_status = h.set(values)
     del h.messages[:]
     failed, t_fail = _run(h, t, 400, dt)
     errors = h.errors()
     get_status, after = _outputs(h)
-    last_ok = c_double()
-    h.f.fmi2GetRealStatus(h.c, 2, byref(last_ok))
+    last_ok = h.last_successful_time()
     h.set(saved)
     recovered = h.step(t_fail, dt)
     h.free()
     return {"init": init, "good": good, "set": set_status, "failed": failed, "t_fail": t_fail, "errors": errors,
             "get": get_status, "finite": all(math.isfinite(v) for v in after), "recovered": recovered,
-            "last_successful_time": last_ok.value, "unchanged_if_first": _hex(after) == _hex(before)}
+            "last_successful_time": last_ok, "unchanged_if_first": _hex(after) == _hex(before)}
 
 
 @case
@@ -884,7 +918,7 @@ def fuzz(dir, me=False, per_phase=40, seed=1):
 
 # ------------------------------------------------------------------------------------------ threads
 def _scenario(lib, name, inputs, n, dt):
-    h = Host(lib, name)
+    h = _host(lib, name)
     h.init({})
     h.set(inputs)
     statuses, _ = _run(h, 0.0, n, dt)
@@ -897,7 +931,7 @@ def _scenario(lib, name, inputs, n, dt):
 def threads(dirs, inputs, reps=20, n=50, dt=0.01):
     """Instances of one FMU and of two FMUs stepped concurrently from two threads, `reps` times:
     the same bits as the same runs one after the other."""
-    libs = [Library(d) for d in dirs]
+    libs = [_open(d) for d in dirs]
     jobs = [(libs[0], inputs[0]), (libs[0], inputs[1]), (libs[-1], inputs[-1])]
     sequential = [_scenario(lib, f"seq{k}", inp, n, dt) for k, (lib, inp) in enumerate(jobs)]
     mismatches = 0
@@ -929,16 +963,16 @@ def _rss_kib():
 def soak(dir, n, dt, inputs, params=None, samples=10):
     """n doSteps of dt in one instance; resident memory sampled; the final outputs (hex) for the
     caller to compare with a fresh run of the same length."""
-    lib = Library(dir)
-    h = Host(lib, "soak")
+    lib = _open(dir)
+    h = _host(lib, "soak")
     h.init(params or {})
     h.set(inputs)
     rss, worst = [], 0
     t = 0.0
-    f, c = h.f.fmi2DoStep, h.c
+    step = (lambda t: h.f.fmi2DoStep(h.c, t, dt, 1)) if lib.version == 2 else (lambda t: h.step(t, dt))
     chunk = max(1, n // samples)
     for k in range(n):
-        st = f(c, t, dt, 1)
+        st = step(t)
         if st > 1:
             worst = st
             break
