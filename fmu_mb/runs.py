@@ -190,20 +190,25 @@ def split_names(text: str) -> list:
 def output_names(text, md) -> list:
     """The variables to record: ``text`` "a,b,..." checked, or every output; an FMI 3.0 array as its elements
     (``E.r``: ``E.r[1]``, ``E.r[2]``, ``E.r[3]``, the columns of the run's result)."""
-    from .fmi.arrays3 import element_names
     known = variables(md)
     if text is None:
-        return [n for v in md.modelVariables if v.causality == "output"
-                for n in element_names(v.name, getattr(v, "shape", None) or ())]
+        return as_elements([v.name for v in md.modelVariables if v.causality == "output"], known)
     names = split_names(text)
     if not names:
         raise UserError("--outputs: no variable names given", 2)
     for n in names:
         if n not in known:
             raise unknown("--outputs: variable", n, md, known)
-    return list(dict.fromkeys(e for n in names
-                              for e in (element_names(n, known[n].shape) if getattr(known[n], "shape", None)
-                                        and known[n].name == n else [n])))
+    return as_elements(names, known)
+
+
+def as_elements(names, known: dict) -> list:
+    """``names`` with each FMI 3.0 array named whole replaced by its elements (``E.r``: ``E.r[1]`` …), in order,
+    once each; ``known``: :func:`variables`."""
+    from .fmi.arrays3 import element_names
+    return list(dict.fromkeys(e for n in names for e in (element_names(n, known[n].shape)
+                                                         if getattr(known[n], "shape", None) and known[n].name == n
+                                                         else [n])))
 
 
 def simulate(path: Path, md, start: dict, signals, outputs: list, stop_time=None, step=None,

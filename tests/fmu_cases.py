@@ -636,11 +636,6 @@ def beyond_limits(dir, values, steps=400, dt=0.01):
     return {"init": init, "statuses": statuses, "t": t, "unrestorable": unrestorable, "errors": errors[-1:]}
 
 
-def _read_all(h):
-    """Every output of every type, as hex strings or integers (the host's read_all)."""
-    return h.read_all()
-
-
 @case
 def restore_fuzz(dir, seed=1, n=250, dt=0.01):
     """Random legitimate and hostile calls between saving and restoring FMU states (inputs set to sane,
@@ -669,24 +664,24 @@ def restore_fuzz(dir, seed=1, n=250, dt=0.01):
             out["steps"][st > 1] += 1
             if st <= 1:
                 t += size
-                before = _read_all(h)
+                before = h.read_all()
                 gs, s = h.get_state()
                 ss = h.set_state(s) if gs <= 1 else 99
-                if ss > 1 or _read_all(h) != before:
+                if ss > 1 or h.read_all() != before:
                     out["unrestorable"].append([k, t, ss, h.errors()[-1:]])
                 h.free_state(s)
         elif a < 0.8 or not saved:
             st, s = h.get_state()
             if st <= 1:
-                saved.append((s, _read_all(h), t))
+                saved.append((s, h.read_all(), t))
         else:
             s, outputs, ts = rng.choice(saved)
             st = h.set_state(s)
             out["restores"] += 1
             if st > 1:
                 out["refused"].append([k, h.errors()[-1:]])
-            elif _read_all(h) != outputs:
-                got = _read_all(h)
+            elif h.read_all() != outputs:
+                got = h.read_all()
                 out["mismatch"].append([k, [i for i, (x, y) in enumerate(zip(got, outputs)) if x != y][:5]])
             else:
                 t = ts

@@ -53,7 +53,7 @@ REALS = ("Real", "Float64")
 
 def _tasks(study: Study, md, digest: str) -> list:
     from ..fmi.arrays3 import element_names
-    from ..runs import variables as named
+    from ..runs import as_elements, variables as named
     variables = named(md)                          # (an FMI 3.0 array's elements by name too: E.r[2])
     exp = md.defaultExperiment
     start = float(exp.startTime) if exp is not None and exp.startTime is not None else 0.0
@@ -64,8 +64,7 @@ def _tasks(study: Study, md, digest: str) -> list:
     if stop <= start:
         raise StudyError(f"{study.source}: stop_time {stop:g} s is not after the start time {start:g} s")
     outputs = list(study.outputs) if study.outputs is not None else \
-        [n for v in md.modelVariables if v.causality == "output" and v.type in REALS
-         for n in element_names(v.name, getattr(v, "shape", None) or ())]
+        as_elements([v.name for v in md.modelVariables if v.causality == "output" and v.type in REALS], variables)
     for var in [v for _, v in map(parse_metric, study.metrics)] + list(study.plot.get("series", [])):
         if var not in outputs:
             outputs.append(var)
@@ -89,8 +88,7 @@ def _tasks(study: Study, md, digest: str) -> list:
             problems.append(f"{name}: a {v.causality}, only parameters and inputs take values")
     if problems:
         raise StudyError(f"{study.source}: {md.modelName} — " + "; ".join(problems))
-    outputs = list(dict.fromkeys(e for n in outputs for e in (element_names(n, variables[n].shape)
-                                 if getattr(variables[n], "shape", None) and variables[n].name == n else [n])))
+    outputs = as_elements(outputs, variables)
     tasks = []
     for values in study.runs:
         key = run_key(digest, study, values)
