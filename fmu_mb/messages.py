@@ -159,6 +159,11 @@ MESSAGES = {
     "DD_SEED": "%s: dvKnown[%d] = %s is not finite",
     "DD_NOT_FINITE": "%s at t = %g s: the directional derivative of '%s' is %s (not finite)",
     "DD_UNAVAILABLE": "%s: the model is not built (call fmi2EnterInitializationMode first)",
+    "OD_NOT_OUTPUT": "%s: '%s' is not a Real output (output derivatives are the time derivatives of the Real "
+                     "outputs)",
+    "OD_ORDER": "%s: derivative order %d of '%s' is not available (this FMU gives the first time derivative of its "
+                "outputs: maxOutputDerivativeOrder = 1)",
+    "OD_NOT_FINITE": "%s at t = %g s: the time derivative of '%s' is %s (not finite)",
     "ME_RESULT_REFUSED": "%s; the integrator should go back to its last accepted step",
     "FRICTION_NOT_CONVERGED": "%s at t = %g s: the friction/reaction loop did not converge in %d evaluation(s) within "
                               "solver.friction_iteration_limit Newton iterations (a self-locking joint, or a limit "

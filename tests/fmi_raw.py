@@ -231,6 +231,15 @@ class Host:
     def step(self, t, h) -> int:
         return self.f.fmi2DoStep(self.c, t, h, 1)
 
+    def output_derivatives(self, names, order=1) -> tuple[int, list]:
+        """(status, the time derivatives of order ``order``) of Real outputs by name
+        (fmi2GetRealOutputDerivatives)."""
+        n = len(names)
+        out = (c_double * max(1, n))()
+        st = self.f.fmi2GetRealOutputDerivatives(self.c, (c_uint * max(1, n))(*[self.lib.vr[x] for x in names]), n,
+                                                 (c_int * max(1, n))(*[order] * n), out)
+        return st, list(out)[:n]
+
     def get_state(self) -> tuple[int, c_void_p]:
         s = c_void_p()
         return self.f.fmi2GetFMUstate(self.c, byref(s)), s

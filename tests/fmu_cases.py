@@ -517,6 +517,65 @@ def me_directional(dir, start, h):
     return {"blocks": blocks, "columns": len(columns), "statuses": sorted(statuses)}
 
 
+# ------------------------------------------------------------------------------------------ output derivatives
+@case
+def output_derivatives(dir, start, t0=0.3, dt=0.01, delta=2e-6):
+    """The Real outputs' first time derivatives at the communication point t0 (fmi2GetRealOutputDerivatives,
+    fmi3GetOutputDerivatives; arrays element-wise) against differences of the co-simulation's own steps from there
+    (the FMU state restored before each): D(δ) = (−3 y(t0) + 4 y(t0 + δ) − y(t0 + 2δ)) / 2δ, one step each, at δ,
+    δ/2 and δ/4, and the Richardson extrapolations R(δ, δ/2) and R(δ/2, δ/4) (error O(δ³); the step's own local
+    error is O(δ³) too). The oracle's resolution per output is |R(δ, δ/2) − R(δ/2, δ/4)|: where an output is
+    computed through stiff springs (a support's force: stiffness times a deflection of 1e-5 of the coordinates),
+    its round-off divided by δ sets a floor that a smaller δ raises. An output is ``off`` when its derivative
+    differs from R(δ/2, δ/4) by more than 1e-6 of its unit's largest derivative plus twice that resolution. The
+    derivatives asked a second time, after the steps and the state restored, must be bit for bit the first ones.
+    Returns per unit [largest difference, largest resolution] relative to the unit's largest derivative, and that
+    derivative; ``violations`` are left out (norms |Φ| at their kink Φ ≈ 0 on a run); ``refused``: what order 2
+    and an input answered."""
+    lib = _open(dir)
+    h = _host(lib, "od")
+    init = h.init(start)
+    statuses, t = _run(h, 0.0, int(round(t0 / dt)), dt)
+    names = h.reals()
+    st0, y0 = h.get(names)
+    st, dy = h.output_derivatives(names)
+    _, state = h.get_state()
+
+    def ahead(d):
+        h.set_state(state)
+        steps = h.step(t, d)
+        return steps, h.get(names)[1]
+    diffs, step_statuses = [], set()
+    for d in (delta, delta / 2, delta / 4):
+        s1, y1 = ahead(d)
+        s2, y2 = ahead(2 * d)
+        step_statuses |= {s1, s2}
+        diffs.append([(-3 * a + 4 * b - c) / (2 * d) for a, b, c in zip(y0, y1, y2)])
+    coarse = [(4 * b - a) / 3 for a, b in zip(diffs[0], diffs[1])]
+    fd = [(4 * b - a) / 3 for a, b in zip(diffs[1], diffs[2])]
+    h.set_state(state)
+    again = h.output_derivatives(names)
+    units, rows = {}, []
+    for n, a, b, c in zip(names, dy, fd, coarse):
+        if ".violation" in n:
+            continue
+        v = lib.var[n] if lib.version == 2 else lib.var[n][0]
+        unit = getattr(v, "unit", None) or "1"
+        u = units.setdefault(unit, [0.0, 0.0, 0.0])
+        u[0], u[1], u[2] = max(u[0], abs(a - b)), max(u[1], abs(b - c)), max(u[2], abs(b))
+        rows.append((n, unit, a, b, abs(b - c)))
+    off = [[n, a, b, r] for n, unit, a, b, r in rows if abs(a - b) > 1e-6 * units[unit][2] + 2 * r]
+    refused = [h.output_derivatives(names[:1], order=2)[0]]
+    inputs = [n for n in h.reals("input")]
+    if inputs:
+        refused.append(h.output_derivatives(inputs[:1])[0])
+    h.free()
+    return {"init": init, "steps": sorted(set(statuses) | step_statuses), "get": st0, "status": st, "n": len(names),
+            "finite": all(math.isfinite(x) for x in dy), "same_again": again == (st, dy), "off": off[:10],
+            "units": {k: [e / m if m else e, r / m if m else r, m] for k, (e, r, m) in units.items()},
+            "refused": refused, "errors": h.errors()}
+
+
 # ------------------------------------------------------------------------------------------ FMU states
 #: fmu_mb.fmi.constants.STATE_HEAD (tests/fmi/test_constants.py checks they agree): this host imports no fmu_mb,
 #: which would be another fmu_mb core than a Python FMU's in this process

@@ -33,7 +33,8 @@ def build_block_fmu(itf, model: str, description: str, out_dir="dist", targets=N
         binaries = {t: link(t, table, tmp / f"{name}.{TARGETS[t][2].rsplit('.', 1)[1]}", model, None)
                     for t in targets}
         xml = model_description(itf, description=description, version=VERSION, tool=f"fmu_mb {VERSION} (native)",
-                                stop_time=10.0, comm_step=1e-3)
+                                stop_time=10.0, comm_step=1e-3,
+                                output_derivatives=False)
         doc = interface_markdown(itf, f"{name}.fmu — interface")
         fmu, part = out_dir / f"{name}.fmu", out_dir / f".{name}.fmu.part"
         with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:

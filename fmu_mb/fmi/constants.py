@@ -57,6 +57,7 @@ CALLS = {
     "fmi2GetEventIndicators": ((_N, _E, _C, _T), "call fmi2EnterInitializationMode first"),
     "fmi2GetNominalsOfContinuousStates": ((_I, _E, _C, _T), ""),
     "fmi2GetDirectionalDerivative": ((_N, _S, _T, _E, _C), "call fmi2EnterInitializationMode first"),
+    "fmi2GetRealOutputDerivatives": ((_S, _T), "call fmi2ExitInitializationMode first"),
 }
 
 
@@ -85,6 +86,7 @@ CALLS3 = {
     "fmi3GetEventIndicators": ((_N, _E, _C, _T), "call fmi3EnterInitializationMode first"),
     "fmi3GetNominalsOfContinuousStates": ((_I, _E, _C, _T), ""),
     "fmi3GetDirectionalDerivative": ((_N, _S, _T, _E, _C), "call fmi3EnterInitializationMode first"),
+    "fmi3GetOutputDerivatives": ((_S, _T), "call fmi3ExitInitializationMode first"),
 }
 
 #: The core's messages name FMI 2.0's functions and arguments; an FMI 3.0 FMU's logger (fmi3.c) says them in FMI

@@ -108,10 +108,13 @@ def unit_definitions(root, used) -> None:
 
 
 def model_description(itf: Interface, description: str, version: str, tool: str, stop_time: float,
-                      comm_step: float, model_identifier: str | None = None, enumerations: bool = True) -> bytes:
+                      comm_step: float, model_identifier: str | None = None, enumerations: bool = True,
+                      output_derivatives: bool = True) -> bytes:
     """The modelDescription.xml document (UTF-8 bytes). ``enumerations=False`` declares the named
     options as plain Integers (their codes listed in the description) for importers without FMI
-    2.0 Enumeration support: OSP libcosim ignores Enumeration variables (libcosim issue #246)."""
+    2.0 Enumeration support: OSP libcosim ignores Enumeration variables (libcosim issue #246).
+    ``output_derivatives``: the first time derivatives of the outputs (a mechanism's,
+    fmi2GetRealOutputDerivatives: maxOutputDerivativeOrder = 1; a signal block has none)."""
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     root = etree.Element("fmiModelDescription", fmiVersion="2.0", modelName=itf.model,
                          guid=fmu_guid(itf),
@@ -128,7 +131,8 @@ def model_description(itf: Interface, description: str, version: str, tool: str,
                          providesDirectionalDerivative="true")
     etree.SubElement(root, "CoSimulation", modelIdentifier=model_identifier or itf.model,
                      needsExecutionTool="false", canHandleVariableCommunicationStepSize="true",
-                     canInterpolateInputs="false", maxOutputDerivativeOrder="0", canRunAsynchronuously="false",
+                     canInterpolateInputs="false", maxOutputDerivativeOrder="1" if output_derivatives else "0",
+                     canRunAsynchronuously="false",
                      canBeInstantiatedOnlyOncePerProcess="false", canNotUseMemoryManagementFunctions="true",
                      canGetAndSetFMUstate="true", canSerializeFMUstate="true",
                      providesDirectionalDerivative="true" if derivative_of else "false")

@@ -15,8 +15,8 @@ as the FMI 2.0 one (fmi.description), written for FMI 3.0 rather than transliter
 - ModelStructure lists value references (FMI 3.0), with the dependencies of fmi.description.output_dependencies
   (an array's: the union of its elements').
 - Capabilities as the binary (fmi3.c) has them: co-simulation and Model Exchange, FMU state get/set/serialize,
-  directional and adjoint derivatives; no event mode in co-simulation, no early return, no intermediate update,
-  no output derivatives, no clocks, no per-element dependency functions.
+  directional and adjoint derivatives, the outputs' first time derivatives in co-simulation; no event mode in
+  co-simulation, no early return, no intermediate update, no clocks, no per-element dependency functions.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def model_description3(itf: Interface, description: str, version: str, tool: str
     etree.SubElement(root, "ModelExchange", **common, needsCompletedIntegratorStep="true",
                      providesEvaluateDiscreteStates="false")
     etree.SubElement(root, "CoSimulation", **common, canHandleVariableCommunicationStepSize="true",
-                     maxOutputDerivativeOrder="0", providesIntermediateUpdate="false",
+                     maxOutputDerivativeOrder="1", providesIntermediateUpdate="false",
                      mightReturnEarlyFromDoStep="false", canReturnEarlyAfterIntermediateUpdate="false",
                      hasEventMode="false", providesEvaluateDiscreteStates="false")
     unit_definitions(root, {v.unit for v in itf.vars if v.unit} | {"s"})       # ("s": time's)

@@ -25,7 +25,7 @@ from numba import njit
 from ..codes import JointType, RowKind, RowSide, SolverOption
 from .kinematics import forward_kinematics
 from .spatial import motion_to_child
-from .trajectory import eval_trajectory
+from .trajectory import eval_trajectory, seeded_time
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -131,13 +131,14 @@ def constraint_terms(m, d, q, v, t):
     wM, wF, wpa, wpb, KA, KB = d.con_wM, d.con_wF, d.con_wpa, d.con_wpb, d.m66, d.IA[0]
     if nc == 0:
         return
+    ts = seeded_time(t, d.traj_seed)             # (t; complex along a time seed: kernels.trajectory)
     bias_accelerations(m, d)
     for k in range(nc):
         for j in range(nv):
             C[k, j] = 0.0
         tr = ctraj[k]
         if tr >= 0:
-            eval_trajectory(skind, stime, spar, tfirst[tr], tcount[tr], t, tout)
+            eval_trajectory(skind, stime, spar, tfirst[tr], tcount[tr], ts, tout)
             for r in range(3):
                 g[k, r] = tdir[k, 0] * tout[r, 0] + tdir[k, 1] * tout[r, 1] + tdir[k, 2] * tout[r, 2]
         else:
@@ -222,7 +223,7 @@ def constraint_terms(m, d, q, v, t):
             wpb[k, 0], wpb[k, 1], wpb[k, 2] = KB[0, 0], KB[0, 1], KB[0, 2]
         else:  # RowKind.ELLIPSE: Φ = ½ab((x/a)² + (y/b)² − 1) in the frame (X = e, Y = u, centre)
             tr = ctraj[k]
-            eval_trajectory(skind, stime, spar, tfirst[tr], tcount[tr], t, tout)
+            eval_trajectory(skind, stime, spar, tfirst[tr], tcount[tr], ts, tout)
             ea, eb = tout[0, 0], tout[0, 1]
             s = 0.5 * ea * eb
             X0, X1, X2 = ce[k, 0], ce[k, 1], ce[k, 2]

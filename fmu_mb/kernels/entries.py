@@ -56,8 +56,9 @@ ENTRIES = {
     "gather_outputs_constrained": Entry("outputs", "gather_outputs_constrained", _GATHER, "void"),
     "fill_outputs": Entry("outputs", "fill_outputs", ("f8[::1]",) + _GATHER[4:], "void"),
     # fmi2GetDirectionalDerivative: the complex-step Data (compiled.make_data(model, complex_step=True)), then
-    # x, t, tau, the direction (vx, vtau, vbf), the output table, complex work vectors xc, tc, fc, yc, and dxdot, dy
+    # x, t, the direction along time vt, tau, the direction (vx, vtau, vbf), the output table, complex work vectors
+    # xc, tc, fc, yc, and dxdot, dy (fmi3GetOutputDerivatives too: vx = ẋ, vt = 1)
     "directional_derivative": Entry("jacobian", "directional_derivative",
-                                    ("datac", "f8[::1]", "f8", "f8[::1]", "f8[::1]", "f8[::1]", "f8[::1]")
+                                    ("datac", "f8[::1]", "f8", "f8", "f8[::1]", "f8[::1]", "f8[::1]", "f8[::1]")
                                     + _GATHER[4:9] + ("c16[::1]",) * 4 + ("f8[::1]", "f8[::1]"), "void"),
 }

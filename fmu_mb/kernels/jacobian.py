@@ -49,6 +49,7 @@ def share_run_state(d, dc):
         dc.cp_rows[k] = d.cp_rows[k]
     for k in range(d.cp_cols.shape[0]):
         dc.cp_cols[k] = d.cp_cols[k]
+    dc.traj_seed[0] = 0.0
     dc.cp_rank[0] = d.cp_rank[0]
     dc.cp_count[0] = d.cp_count[0]
     dc.cp_valid[0] = d.cp_valid[0]
@@ -172,20 +173,24 @@ def constraint_rate_jacobian(m, d, dc, x, t, dirs, qc, vc, out):
 
 
 @njit(cache=True, error_model="numpy")
-def directional_derivative(m, d, dc, x, t, tau, vx, vtau, vbf, vr, kind, a, b, f, xc, tc, fc, yc, dxdot, dy):
+def directional_derivative(m, d, dc, x, t, vt, tau, vx, vtau, vbf, vr, kind, a, b, f, xc, tc, fc, yc, dxdot, dy):
     """The directional derivatives of the pipeline (FMI's fmi2GetDirectionalDerivative): dxdot = ∂ẋ/∂x·vx +
-    ∂ẋ/∂τ·vtau + ∂ẋ/∂f_b·vbf and dy the same of the outputs of the spec table (vr numbers 0..ny−1), at
-    state x, time t, driving forces τ (nv) and the run's body forces: one complex evaluation with the
-    imaginary step along the direction (vx: nx, vtau: nv, vbf: the body-force inputs d.bf_val). ``d``,
+    ∂ẋ/∂t·vt + ∂ẋ/∂τ·vtau + ∂ẋ/∂f_b·vbf and dy the same of the outputs of the spec table (vr numbers 0..ny−1),
+    at state x, time t, driving forces τ (nv) and the run's body forces: one complex evaluation with the
+    imaginary step along the direction (vx: nx, vt: along time — the programmed trajectories, the only explicit
+    time dependence (kernels.trajectory.seeded_time) —, vtau: nv, vbf: the body-force inputs d.bf_val). With
+    vx = ẋ and vt = 1 it is the outputs' time derivative along the motion (fmi3GetOutputDerivatives). ``d``,
     ``dc``, xc, tc, fc, yc as :func:`derivative_jacobian`'s."""
     for k in range(x.shape[0]):
         xc[k] = x[k] + 1j * STEP * vx[k]
     for k in range(tau.shape[0]):
         tc[k] = tau[k] + 1j * STEP * vtau[k]
     share_run_state(d, dc)
+    dc.traj_seed[0] = 1j * STEP * vt
     for k in range(vbf.shape[0]):
         dc.bf_val[k] = d.bf_val[k] + 1j * STEP * vbf[k]
     _pipeline(m, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
+    dc.traj_seed[0] = 0.0
     for k in range(dxdot.shape[0]):
         dxdot[k] = fc[k].imag / STEP
     for k in range(dy.shape[0]):

@@ -27,22 +27,27 @@ The quintic rest-to-rest profile of paper 000 eq. (28) and paper 001 eq. (22):
 so that a coordinate moves from s_s to s_s + Δs with zero velocity and
 acceleration at both ends: x(t) = s_s + Δs·s(τ), ẋ = Δs·s'(τ)/Δt,
 ẍ = Δs·s''(τ)/Δt². Outside [0, 1] the profile is held at its end values.
+
+Time may be complex (``t + i·h``, kernels.jacobian.directional_derivative's time seed, through
+:func:`seeded_time`): the segment is chosen by Re t, and the imaginary parts of p̂, dp̂/dt, d²p̂/dt² are
+h times their time derivatives (the complex step, kernels.scalar), so the outputs' time derivatives of a
+programmed motion (fmi3GetOutputDerivatives) are exact. A real time runs the float code it always ran.
 """
 from __future__ import annotations
 
-import math
-
 from numba import njit
+from numba.extending import overload
 
 from ..codes import SegmentKind
+from .scalar import cos, sin
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def quintic(tau):
-    """(s, ds/dτ, d²s/dτ²) of the rest-to-rest quintic at τ, clamped outside [0, 1]."""
-    if tau <= 0.0:
+    """(s, ds/dτ, d²s/dτ²) of the rest-to-rest quintic at τ, clamped outside [0, 1] (by Re τ)."""
+    if tau.real <= 0.0:
         return 0.0, 0.0, 0.0
-    if tau >= 1.0:
+    if tau.real >= 1.0:
         return 1.0, 0.0, 0.0
     t2 = tau * tau
     t3 = t2 * tau
@@ -57,12 +62,12 @@ def eval_trajectory(seg_kind, seg_time, seg_par, first, count, t, out):
     owning segments first … first + count − 1."""
     k = first
     for s in range(first + 1, first + count):
-        if seg_time[s, 0] <= t:
+        if seg_time[s, 0] <= t.real:
             k = s
     kind = seg_kind[k]
     t0, t1 = seg_time[k, 0], seg_time[k, 1]
     if kind == SegmentKind.LINEAR:
-        on = t >= t0
+        on = t.real >= t0
         dt = t - t0 if on else 0.0
         for c in range(3):
             out[0, c] = seg_par[k, c] + seg_par[k, 3 + c] * dt
@@ -85,7 +90,7 @@ def eval_trajectory(seg_kind, seg_time, seg_par, first, count, t, out):
         ph = ph0 + dph * s
         w = dph * ds
         al = dph * dds
-        cs, sn = math.cos(ph), math.sin(ph)
+        cs, sn = cos(ph), sin(ph)
         out[0, 0] = seg_par[k, 0] + a * cs
         out[0, 1] = seg_par[k, 1] + b * sn
         out[0, 2] = seg_par[k, 2]
@@ -95,3 +100,17 @@ def eval_trajectory(seg_kind, seg_time, seg_par, first, count, t, out):
         out[2, 0] = -a * (cs * w * w + sn * al)
         out[2, 1] = b * (cs * al - sn * w * w)
         out[2, 2] = 0.0
+
+
+def seeded_time(t, seed):
+    """The time at which a Data's trajectories are evaluated: ``t`` for a real Data; for a complex-step Data
+    ``t + seed[0]`` (Data.traj_seed: i·h·v_t, zero but in a derivative along time)."""
+    return t
+
+
+@overload(seeded_time)
+def _seeded_time(t, seed):
+    from numba import types
+    if isinstance(seed.dtype, types.Complex):
+        return lambda t, seed: t + seed[0]
+    return lambda t, seed: t

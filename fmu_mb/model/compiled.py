@@ -227,6 +227,8 @@ DATA_SCHEMA = (
     _f("con_wpa", "f8", (_C, 3), "world point where it acts on a"),
     _f("con_wpb", "f8", (_C, 3), "world point where it acts (negated) on b"),
     _f("traj_out", "f8", (3, 3), "trajectory evaluation scratch"),
+    _f("traj_seed", "f8", 1, "imaginary step along time of a complex-step evaluation (kernels.jacobian."
+       "directional_derivative's vt: the time derivative of the trajectories); never set in a real Data"),
     _f("pka", "f8", (5, 3), "point kinematics scratch, side a"),
     _f("pkb", "f8", (5, 3), "point kinematics scratch, side b"),
     _f("lam", "f8", _C, "multipliers λ"),

@@ -47,6 +47,16 @@ int model_directional_derivative(Instance *s, const fmi2ValueReference unknown[]
     return 0;
 }
 
+/* No output derivatives (the modelDescription: maxOutputDerivativeOrder = 0). */
+int model_has_output_derivatives(void) { return 0; }
+
+int model_output_derivatives(Instance *s, const fmi2ValueReference vr[], size_t n, double dz[], char *why,
+                             size_t len) {
+    (void)vr; (void)n; (void)dz;
+    snprintf(why, len, MSG_NO_OUTPUT_DERIVATIVES, s->call);
+    return 0;
+}
+
 /* Inputs act at once (FMU_MB_FEEDTHROUGH); no continuous states, so no Model Exchange instance of a block exists
  * (fmi2Instantiate refuses one: FMU_MB_NSTATES = 0). */
 int model_take_inputs(Instance *s) {

@@ -123,6 +123,9 @@ int fmu_evaluated(Instance *s);
 int fmu_has_directional_derivatives(void);     /* the model offers them (providesDirectionalDerivative) */
 int fmu_get_directional_derivative(Instance *s, const fmi2ValueReference unknown[], size_t nu,
                                    const fmi2ValueReference known[], size_t nk, const double dv[], double dz[]);
+int fmu_has_output_derivatives(void);          /* the model offers them (maxOutputDerivativeOrder = 1) */
+/* The first time derivatives (order[k] = 1) of the Real outputs vr at the current state; 0: refused, logged. */
+int fmu_get_output_derivatives(Instance *s, const fmi2ValueReference vr[], size_t n, const int order[], double out[]);
 
 /* Model Exchange (exchange.c); every function checked its phase and arguments' pointers already */
 int fmu_set_time(Instance *s, double t);

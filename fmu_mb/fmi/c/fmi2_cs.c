@@ -256,7 +256,24 @@ FMI2_Export fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2V
 }
 
 /* ------------------------------------------------------------------------------------------------
- * What this FMU does not offer (modelDescription: canInterpolateInputs = false, maxOutputDerivativeOrder = 0)
+ * Output derivatives (co-simulation; a model without them refuses: maxOutputDerivativeOrder = 0)
+ */
+FMI2_Export fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
+                                                    const fmi2Integer order[], fmi2Real v[]) {
+    BEGIN("fmi2GetRealOutputDerivatives");
+    if (!fmu_interface_is(s, 0)) return fmi2Error;
+    if (!fmu_has_output_derivatives()) {
+        FMU_ERROR(s, MSG_NO_OUTPUT_DERIVATIVES, s->call);
+        return fmi2Error;
+    }
+    if (!fmu_phase_allows(s, FMU_MB_MASK_fmi2GetRealOutputDerivatives, FMU_MB_HINT_fmi2GetRealOutputDerivatives) ||
+        !arrays_ok(s, n, vr, v) || !api_arrays_ok(s, n, vr, order, "vr", "order"))
+        return fmi2Error;
+    return STATUS(fmu_get_output_derivatives(s, vr, n, order, v));
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * What this FMU does not offer (modelDescription: canInterpolateInputs = false)
  */
 
 FMI2_Export fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
@@ -265,14 +282,5 @@ FMI2_Export fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2Va
     BEGIN("fmi2SetRealInputDerivatives");
     if (!fmu_interface_is(s, 0)) return fmi2Error;
     FMU_ERROR(s, MSG_NO_INPUT_DERIVATIVES, s->call);
-    return fmi2Error;
-}
-
-FMI2_Export fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
-                                                    const fmi2Integer order[], fmi2Real v[]) {
-    (void)vr; (void)n; (void)order; (void)v;
-    BEGIN("fmi2GetRealOutputDerivatives");
-    if (!fmu_interface_is(s, 0)) return fmi2Error;
-    FMU_ERROR(s, MSG_NO_OUTPUT_DERIVATIVES, s->call);
     return fmi2Error;
 }

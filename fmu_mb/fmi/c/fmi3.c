@@ -13,7 +13,7 @@
  *  - The state table is FMI 2.0's (fmu_mb.fmi.constants.CALLS3); fmi3EnterInitializationMode takes what
  *    fmi2SetupExperiment did. No event mode in co-simulation (hasEventMode = false), no early return (the step is
  *    synchronous and atomic: it never returns early, whatever earlyReturnAllowed says), no intermediate update,
- *    no clocks, no output derivatives (maxOutputDerivativeOrder = 0): each refused with a message naming why.
+ *    no clocks: each refused with a message naming why; output derivatives of order 1 (maxOutputDerivativeOrder = 1).
  *  - Structural parameters: the Count options (Int32 options without named values: model.n_div, the number of
  *    rigid finite elements of a flexible link, changes the mechanism's bodies and coordinates) are set in
  *    configuration mode only (fmi3EnterConfigurationMode right after instantiation, fmi3ExitConfigurationMode),
@@ -265,14 +265,20 @@ typedef struct {
     size_t nvr, k, e;       /* the variable and the element within it next */
 } Elements;
 
-/* The next (up to) `cap` element value references into out; how many (0: no more). */
-static size_t next_elements(Elements *it, fmi2ValueReference out[], size_t cap) {
+/* The next (up to) `cap` element value references into out (and, if `of` is not NULL, the position in the list of
+ * the variable each belongs to); how many (0: no more). */
+static size_t next_elements_of(Elements *it, fmi2ValueReference out[], size_t of[], size_t cap) {
     size_t n = 0;
     while (n < cap && it->k < it->nvr) {
+        if (of) of[n] = it->k;
         out[n++] = element_of(it->vr[it->k], it->e);
         if (++it->e >= size_of(it->vr[it->k])) it->e = 0, ++it->k;
     }
     return n;
+}
+
+static size_t next_elements(Elements *it, fmi2ValueReference out[], size_t cap) {
+    return next_elements_of(it, out, NULL, cap);
 }
 
 /* The number of values of the variables vr[0..nvr), all known (0 and an error otherwise). */
@@ -522,9 +528,6 @@ REFUSED(fmi3GetVariableDependencies, MSG_FMI3_NO_PER_ELEMENT,
          fmi3DependencyKind dependencyKinds[], size_t nDependencies))
 REFUSED(fmi3EnterStepMode, MSG_FMI3_NO_EVENT_STEP, (fmi3Instance instance))
 REFUSED(fmi3EvaluateDiscreteStates, MSG_FMI3_NO_EVALUATE, (fmi3Instance instance))
-REFUSED(fmi3GetOutputDerivatives, MSG_NO_OUTPUT_DERIVATIVES,
-        (fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr, const fmi3Int32 orders[],
-         fmi3Float64 values[], size_t nValues))
 
 /* ------------------------------------------------------------------------------------------------
  * FMU states (state.c's record: the FMI 2.0 FMU's)
@@ -663,6 +666,42 @@ FMI3_Export fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi
 /* ------------------------------------------------------------------------------------------------
  * Co-simulation
  */
+/* The first time derivatives of Float64 outputs (arrays element-wise, each element with its variable's order),
+ * CHUNK elements per evaluation of the core (maxOutputDerivativeOrder = 1). */
+FMI3_Export fmi3Status fmi3GetOutputDerivatives(fmi3Instance instance, const fmi3ValueReference valueReferences[],
+                                                size_t nValueReferences, const fmi3Int32 orders[],
+                                                fmi3Float64 values[], size_t nValues) {
+    BEGIN3("fmi3GetOutputDerivatives");
+    if (!not_configuring(s) || !fmu_interface_is(s, 0)) return fmi3Error;
+    if (!fmu_has_output_derivatives()) {
+        FMU_ERROR(s, MSG_NO_OUTPUT_DERIVATIVES, s->call);
+        return fmi3Error;
+    }
+    if (!fmu_phase_allows(s, FMU_MB_MASK_fmi3GetOutputDerivatives, FMU_MB_HINT_fmi3GetOutputDerivatives) ||
+        !api_arrays_ok(s, nValueReferences, valueReferences, orders, "valueReferences", "orders") ||
+        !call_ok(s, valueReferences, nValueReferences, values, nValues, F64, TYPE_NAMES[F64]))
+        return fmi3Error;
+    for (size_t k = 0; k < nValueReferences; ++k)
+        if (valueReferences[k] == TIME_VR) {
+            FMU_ERROR(s, MSG_OD_NOT_OUTPUT, s->call, "time");
+            return fmi3Error;
+        }
+    fmi2ValueReference all[CHUNK];
+    size_t of[CHUNK];
+    int order[CHUNK], ok = 1;
+    double buf[CHUNK];
+    Elements it = {valueReferences, nValueReferences, 0, 0};
+    size_t o = 0, m;
+    while (ok && (m = next_elements_of(&it, all, of, CHUNK)) > 0) {
+        for (size_t k = 0; k < m; ++k) order[k] = orders[of[k]];
+        ok = fmu_get_output_derivatives(s, all, m, order, buf);
+        for (size_t k = 0; ok && k < m; ++k) values[o++] = buf[k];
+    }
+    if (!ok)
+        for (size_t k = 0; k < nValues; ++k) values[k] = 0.0;
+    return STATUS3(ok);
+}
+
 FMI3_Export fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint,
                                   fmi3Float64 communicationStepSize, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
                                   fmi3Boolean *eventHandlingNeeded, fmi3Boolean *terminateSimulation,

@@ -478,6 +478,34 @@ int fmu_get_directional_derivative(Instance *s, const fmi2ValueReference unknown
     return 1;
 }
 
+int fmu_has_output_derivatives(void) { return model_has_output_derivatives(); }
+
+int fmu_get_output_derivatives(Instance *s, const fmi2ValueReference vr[], size_t n, const int order[], double out[]) {
+    char why[1200];
+    if (!check_vrs(s, vr, n, FMU_MB_TYPE_REAL)) return 0;
+    for (size_t k = 0; k < n; ++k) {
+        const fmu_mb_var *v = &FMU_MB_VARS[vr[k]];
+        if (v->causality != FMU_MB_CAUSALITY_OUTPUT) {
+            FMU_ERROR(s, MSG_OD_NOT_OUTPUT, s->call, v->name);
+            return 0;
+        }
+        if (order[k] != 1) {
+            FMU_ERROR(s, MSG_OD_ORDER, s->call, (int)order[k], v->name);
+            return 0;
+        }
+    }
+    if (!s->ready) {
+        FMU_ERROR(s, MSG_DD_UNAVAILABLE, s->call);
+        return 0;
+    }
+    if (!model_output_derivatives(s, vr, n, out, why, sizeof why)) {
+        for (size_t k = 0; k < n; ++k) out[k] = 0.0;
+        FMU_ERROR(s, "%s", why);
+        return 0;
+    }
+    return 1;
+}
+
 int fmu_set(Instance *s, const fmi2ValueReference vr[], size_t n, int type, const double in[]) {
     if (!check_vrs(s, vr, n, type)) return 0;
     int ok = 1, any_input = 0;

@@ -611,7 +611,7 @@ int model_directional_derivative(Instance *s, const fmi2ValueReference unknown[]
     }
     int64_t res = 0;
     int32_t st = fmu_mb_directional_derivative(
-        r->mb, r->db, r->dcb, r->x, r->nx, s->t, r->tau, r->nv, vx, r->nx, vtau, r->nv, vbf, r->nbf, r->out_seq,
+        r->mb, r->db, r->dcb, r->x, r->nx, s->t, 0.0, r->tau, r->nv, vx, r->nx, vtau, r->nv, vbf, r->nbf, r->out_seq,
         r->nout, r->out_kind, r->nout, r->out_a, r->nout, r->out_b, r->nout, r->out_f, r->nout, 3, xc, r->nx, tc,
         r->nv, fc, r->nx, yc, r->nout, dxdot, r->nx, dy, r->nout, &res);
     if (st != 0) {
@@ -632,6 +632,53 @@ int model_directional_derivative(Instance *s, const fmi2ValueReference unknown[]
         }
         if (!isfinite(z)) {
             snprintf(why, len, MSG_DD_NOT_FINITE, s->call, s->t, v->name, fmu_repr(z, a));
+            return 0;
+        }
+        dz[k] = z;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Output derivatives (co-simulation: fmi2GetRealOutputDerivatives, fmi3GetOutputDerivatives): dy/dt = ∂y/∂x·ẋ +
+ * ∂y/∂t at the current state with the inputs in force held (the FMU cannot know their rates), by the same
+ * kernel entry: one complex-step evaluation gives ẋ (its real part), a second one along (ẋ, t) the exact
+ * derivative (the programmed trajectories are the only explicit time dependence: kernels.trajectory)
+ */
+int model_has_output_derivatives(void) { return 1; }
+
+int model_output_derivatives(Instance *s, const fmi2ValueReference vr[], size_t n, double dz[], char *why,
+                             size_t len) {
+    Run *r = mechanism_of(s)->run;
+    char a[32];
+    if (!r || !dd_workspace(r)) {
+        snprintf(why, len, !r ? MSG_KERNEL_OUTPUTS_FAILED : MSG_OUT_OF_MEMORY, s->call);
+        return 0;
+    }
+    double *xc = r->dd, *tc = xc + 2 * r->nx, *fc = tc + 2 * r->nv, *yc = fc + 2 * r->nx;
+    double *vx = yc + 2 * r->nout, *vtau = vx + r->nx, *vbf = vtau + r->nv, *dxdot = vbf + r->nbf;
+    double *dy = dxdot + r->nx;
+    int64_t res = 0;
+    int32_t st = 0;
+    memset(vx, 0, (size_t)(2 * r->nx + r->nv + r->nbf + r->nout) * 8);
+    for (int pass = 0; pass < 2 && st == 0; ++pass) {   /* ẋ, then the derivative along it */
+        if (pass == 1)
+            for (int64_t k = 0; k < r->nx; ++k) vx[k] = fc[2 * k];
+        st = fmu_mb_directional_derivative(
+            r->mb, r->db, r->dcb, r->x, r->nx, s->t, (double)pass, r->tau, r->nv, vx, r->nx, vtau, r->nv, vbf,
+            r->nbf, r->out_seq, r->nout, r->out_kind, r->nout, r->out_a, r->nout, r->out_b, r->nout, r->out_f,
+            r->nout, 3, xc, r->nx, tc, r->nv, fc, r->nx, yc, r->nout, dxdot, r->nx, dy, r->nout, &res);
+    }
+    if (st != 0) {
+        snprintf(why, len, MSG_KERNEL_OUTPUTS_FAILED, s->call);
+        return 0;
+    }
+    for (size_t k = 0; k < n; ++k) {
+        double z = NAN;
+        for (int64_t j = 0; j < r->nout; ++j)
+            if (r->out_vr[j] == (int64_t)vr[k]) z = dy[j];
+        if (!isfinite(z)) {
+            snprintf(why, len, MSG_OD_NOT_FINITE, s->call, s->t, FMU_MB_VARS[vr[k]].name, fmu_repr(z, a));
             return 0;
         }
         dz[k] = z;

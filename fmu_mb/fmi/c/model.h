@@ -44,6 +44,13 @@ int model_directional_derivative(Instance *s, const fmi2ValueReference unknown[]
                                  const fmi2ValueReference known[], size_t nk, const double dv[], double dz[],
                                  char *why, size_t len);
 
+/* Output derivatives of co-simulation (model_has_output_derivatives: the model offers them, order 1): the time
+ * derivatives of the Real outputs vr (checked by the core's caller) at the current state, the inputs in force
+ * held; 0 and why. */
+int model_has_output_derivatives(void);
+int model_output_derivatives(Instance *s, const fmi2ValueReference vr[], size_t n, double dz[], char *why,
+                             size_t len);
+
 /* Why the current result may not be answered with fmi2OK (1, text in msg), or 0. */
 int model_problem(Instance *s, const char *where, char *msg, size_t len);
 /* Undo the last model_step (its result was refused). */
