@@ -14,6 +14,7 @@ their binaries link the compiled kernels themselves, fmu_mb.fmi.binary.)
 """
 from __future__ import annotations
 
+import os
 from importlib import import_module
 
 from .kernels.entries import ENTRIES
@@ -48,6 +49,12 @@ def _checked(backend: str, name: str = "backend") -> str:
     if backend not in BACKENDS:
         raise ValueError(f"{name} must be one of {', '.join(BACKENDS)} (got {backend!r})")
     return backend
+
+
+def default_kernels() -> str:
+    """The backend a Simulator takes when given none: ``$FMU_MB_KERNELS`` (jit, native, auto), else jit.
+    ValueError naming the variable for any other value."""
+    return _checked(os.environ.get("FMU_MB_KERNELS") or "jit", "FMU_MB_KERNELS")
 
 
 def kernel_set(backend: str = "jit", search=()):

@@ -42,7 +42,7 @@ def _simulators(every_method: bool):
         mod = registry.load(name)
         cm = compile_mechanism(mod.build())
         for method in METHODS if every_method else (auto_method(mod, {}),):
-            sim = Simulator(cm, mod.FMU.get("step_size", 1e-3), method=method)
+            sim = Simulator(cm, mod.FMU.get("step_size", 1e-3), method=method, kernels="jit")   # (what it compiles)
             sim.initialize(static=mod.FMU.get("static_start", False))
             sim.step(0.01)
             yield sim

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .backend import kernel_set
+from .backend import default_kernels, kernel_set
 from .codes import (
     GROUP_NAMES,
     ITERATION_LIMIT,
@@ -77,11 +77,13 @@ class Simulator:
     solver: overrides of ConstraintSolver settings (formulation, alpha, beta, projection).
     kernels: who runs the kernels — "jit" (numba, default), "native" (ahead-of-time
     compiled, fmu_mb.native) or "auto" (native when available); or a kernel set of
-    fmu_mb.backend. ``kernel_note`` says why auto fell back to jit.
+    fmu_mb.backend. None: the environment's ``FMU_MB_KERNELS`` (one of those three names), else "jit" — for
+    a process that has the kernel library and should not JIT-compile the same kernels again (the test
+    suite). ``kernel_note`` says why auto fell back to jit.
     """
 
     def __init__(self, cm: CompiledMechanism, h: float = 1e-3, assemble: bool = True,
-                 kernels="jit", kernel_dirs=(), method: str = "rk4", **solver):
+                 kernels=None, kernel_dirs=(), method: str = "rk4", **solver):
         if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0):
             raise ValueError(f"the internal step h must be a finite number > 0 s (got {h!r})")
         if method not in METHODS:
@@ -94,6 +96,8 @@ class Simulator:
         self.set_solver(**solver)
         if METHODS[method].gamma:
             self.data.solver_opt[SolverOption.ROS2_GAMMA] = METHODS[method].gamma
+        if kernels is None:
+            kernels = default_kernels()
         self.k, self.kernel_note = kernel_set(kernels, kernel_dirs) if isinstance(kernels, str) else (kernels, "")
         self._m, self._d = self.k.handles(self.model, self.data)
         # one kernel family per instance: numba compiles (and loads) only what is called. The

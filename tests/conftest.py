@@ -10,10 +10,24 @@ import sys
 
 import pytest
 
-from fmu_mb import registry
-from fmu_mb.fmi.builder import build_fmu
-from fmu_mb.fmi.controller import build_controller_fmu
-from fmu_mb.fmi.excitation import build_excitation_fmu
+# The Simulator runs the kernel library the FMUs link (fmu_mb.native; bitwise the JIT kernels' results,
+# tests/native/test_native.py): the suite compiles the kernels once, ahead of time, instead of once more by numba's
+# JIT in each worker (and in each process the tests start, which inherit this). Tests of the JIT backend say so.
+os.environ.setdefault("FMU_MB_KERNELS", "native")
+
+from fmu_mb import registry  # noqa: E402
+from fmu_mb.fmi.builder import build_fmu  # noqa: E402
+from fmu_mb.fmi.controller import build_controller_fmu  # noqa: E402
+from fmu_mb.fmi.excitation import build_excitation_fmu  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kernel_library():
+    """This platform's kernel library where the Simulator finds it (FMU_MB_KERNELS=native, above): built once per
+    core version, under the library's lock (the first worker builds it, on every core; the other waits)."""
+    if os.environ.get("FMU_MB_KERNELS") == "native":
+        from fmu_mb.native.library import ensure
+        ensure(log=lambda line: None)
 
 
 def built_once(tmp_path_factory, name: str, build):

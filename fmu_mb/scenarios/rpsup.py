@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import registry
-from ..kernels.kinematics import forward_kinematics, point_velocity
+from ..kernels.kinematics import point_velocity
 from ..model import compile_mechanism
 from ..simulator import Simulator
 from ..statics import constrained_static_equilibrium
@@ -64,7 +64,7 @@ def cut_violation_local(sim) -> np.ndarray:
 
 def e_velocity(sim) -> np.ndarray:
     body, p = sim.cm.points["E"]
-    forward_kinematics(sim._m, sim._d, sim.q, sim.qd)
+    sim.k.forward_kinematics(sim._m, sim._d, sim.q, sim.qd)
     return np.array(point_velocity(sim.data.oR, sim.data.w, sim.data.vl, body, p[0], p[1], p[2]))
 
 

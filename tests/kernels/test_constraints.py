@@ -18,6 +18,7 @@ from scipy.spatial.transform import Rotation
 from fmu_mb.algorithms import trajectory as evaluate
 from fmu_mb.kernels import constraints as K
 from fmu_mb.kernels import kinematics as KK
+from fmu_mb.kernels.handles import data_struct, model_struct
 from fmu_mb.kernels.trajectory import quintic
 from fmu_mb.model import Body, Joint, Mechanism, compile_mechanism
 from fmu_mb.model.constraints import (
@@ -117,8 +118,9 @@ def kitchen_sink(seed=3):
 
 
 def _terms(sim, q, v, t):
-    KK.forward_kinematics(sim._m, sim._d, q, v)
-    K.constraint_terms(sim._m, sim._d, q, v, t)
+    m, d = model_struct(sim.model), data_struct(sim.data)          # (the JIT kernels themselves, whatever sim runs)
+    KK.forward_kinematics(m, d, q, v)
+    K.constraint_terms(m, d, q, v, t)
     d = sim.data
     return d.con_phi.copy(), d.con_phid.copy(), d.con_C.copy(), d.con_gam.copy()
 

@@ -15,6 +15,7 @@ from fmu_mb.kernels import linear_stage as LS
 from fmu_mb.kernels.crba import crba
 from fmu_mb.kernels.dynamics import state_derivative
 from fmu_mb.kernels.friction import law, law_slopes
+from fmu_mb.kernels.handles import data_struct, model_struct
 from fmu_mb.model import Beam, Joint, compile_mechanism
 from fmu_mb.samples import random_tree
 from fmu_mb.simulator import SimulationError, Simulator
@@ -201,7 +202,7 @@ def test_stage_matrix_is_the_exact_jacobian_of_a_linear_problem(base):
     the inverse built from a finite-difference Jacobian of the full pipeline."""
     cm = _beam_on_springs(base)
     sim = Simulator(cm, h=1e-3, method="ros2")
-    m, d, nx = sim._m, sim._d, cm.model.nx
+    m, d, nx = model_struct(sim.model), data_struct(sim.data), cm.model.nx     # (the JIT kernels themselves)
     x0 = sim.x.copy()
     tau = np.zeros(cm.model.nv)
     A = np.zeros((nx, nx))
