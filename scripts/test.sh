@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/pip install -q -e '.[test]'
 # One worker per core, each test file whole on one worker (its module fixtures built once), the longest files first
-# (tests/conftest.py LONGEST_FIRST); the FMU sets of the session fixtures are built once and shared by the workers
+# (tests/conftest.py LONGEST_FIRST; --no-loadscope-reorder: pytest-xdist would hand out the files with the most tests
+# first instead); the FMU sets of the session fixtures are built once, in parallel, and shared by the workers
 # (tests/conftest.py built_once), the kernel library once (fmu_mb.native.library locks its cache).
-.venv/bin/python -m pytest -q -n auto --dist loadfile --durations=25 "$@"
+.venv/bin/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder --durations=25 "$@"

@@ -55,11 +55,35 @@ def built_once(tmp_path_factory, name: str, build):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def in_parallel(fn, calls: list) -> list:
+    """[fn(*args) for args in calls], one process per core, the calls handed out in their order (put the costliest
+    first). Serial, an FMU set's build left the other worker of the suite waiting on its lock with one core idle
+    (the native set: 488 s of one test's setup in the CI run of 9911f94)."""
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(max_workers=max(1, min(len(calls), os.cpu_count() or 1))) as pool:
+        return list(pool.map(fn, *zip(*calls))) if calls else []
+
+
+def _build_python(name, out):
+    return build_fmu(name, out)
+
+
+def _build_native(name, out):
+    from fmu_mb.fmi.native_fmu import build_native_fmus
+    return build_native_fmus(name, {2: out, 3: out / "fmi3"})
+
+
+def _every_mechanism(fn, out) -> dict:
+    """{mechanism: fn(mechanism, out)}, built in parallel, the crane first (it carries 1640 distinct mechanisms)."""
+    names = sorted(registry.available(), key=lambda n: n != "crane")
+    return dict(zip(names, in_parallel(fn, [(n, out) for n in names])))
+
+
 @pytest.fixture(scope="session")
 def fmus(tmp_path_factory):
     """{name: BuildResult} of every mechanism FMU, the PD controller and the excitation, built into one folder."""
     def build(out):
-        built = {m: build_fmu(m, out) for m in registry.available()}
+        built = _every_mechanism(_build_python, out)
         built["pd_controller"] = build_controller_fmu(out)
         built["excitation"] = build_excitation_fmu(out)
         return built
@@ -87,9 +111,8 @@ def native_builds(tmp_path_factory):
     """{name: {2: BuildResult, 3: BuildResult}} of every mechanism's native FMUs for FMI 2.0 (linux64, and win64
     where mingw-w64 is installed) and FMI 3.0 (also aarch64-linux where its cross compiler is), compiled once
     (fmu_mb.fmi.native_fmu.build_native_fmus)."""
-    from fmu_mb.fmi.native_fmu import build_native_fmus
-    return built_once(tmp_path_factory, "native_fmus", lambda out: {m: build_native_fmus(m, {2: out, 3: out / "fmi3"})
-                                                                   for m in registry.available()})
+    return built_once(tmp_path_factory, "native_fmus",
+                      lambda out: _every_mechanism(_build_native, out))
 
 
 @pytest.fixture(scope="session")
@@ -135,13 +158,18 @@ def extracted(extracted_python):
     return extracted_python
 
 
-#: the test files that take longest on the 2-core CI host (its --durations), collected first: pytest-xdist hands the
-#: files out in collection order (--dist loadfile), so the longest start first and the run does not end waiting for
-#: one of them started late (longest processing time first)
-LONGEST_FIRST = ("tests/test_option_matrix.py", "tests/test_soak.py", "tests/test_robustness.py",
-                 "tests/fmi/test_native_fmu.py", "tests/test_manipulator.py", "tests/fmi/test_native_hosts.py",
-                 "tests/linearization/test_jacobians.py", "tests/interop/test_urdf_as_shipped.py",
-                 "tests/fmi/test_dynamics_outputs.py", "tests/fmi/test_kinds_agree.py")
+#: the test files that take longest on the 2-core CI host (their summed durations in the run of 9911f94 + 2 commits,
+#: setups that wait for the FMU sets included; the option matrix's pool keeps both cores busy), collected first and,
+#: with --no-loadscope-reorder (scripts/test.sh), handed out first: pytest-xdist gives the files out in collection
+#: order (--dist loadfile), so the longest start first and the run does not end waiting for one of them started late
+#: (longest processing time first). (Without that flag xdist sorted the files by their number of tests: the option
+#: matrix, 6 tests and 599 s, started last.)
+LONGEST_FIRST = ("tests/test_option_matrix.py", "tests/test_robustness.py", "tests/fmi/test_native_fmu.py",
+                 "tests/test_manipulator.py", "tests/linearization/test_jacobians.py",
+                 "tests/interop/test_urdf_as_shipped.py", "tests/test_soak.py", "tests/native/test_native_library.py",
+                 "tests/fmi/test_native_hosts.py", "tests/fmi/test_dynamics_outputs.py", "tests/test_guides.py",
+                 "tests/test_report.py", "tests/kernels/test_linearly_implicit.py", "tests/fmi/test_model_exchange.py",
+                 "tests/test_controlled_accuracy.py", "tests/fmi/test_fmi3.py", "tests/fmi/test_kinds_agree.py")
 
 
 def pytest_collection_modifyitems(config, items):

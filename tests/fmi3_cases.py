@@ -204,6 +204,42 @@ def instantiation(dir):
 
 
 @case
+def resource_paths(dirs):
+    """fmi3InstantiateCoSimulation from each extracted FMU folder of ``dirs`` (names with non-ASCII, space, + # ; %,
+    a literal %41 or %20, non-UTF-8 bytes) with its resourcePath as bytes, with and without the trailing
+    separator; initialization and two steps: per folder and form (instantiated, init status, step statuses, the
+    outputs finite)."""
+    import shutil
+    import tempfile
+    out = []
+    for d in dirs:
+        with tempfile.TemporaryDirectory() as tmp:             # (lxml opens no path that is not UTF-8)
+            shutil.copy(os.path.join(d, "modelDescription.xml"), tmp)
+            md = read_model_description(tmp)
+        h = Host.__new__(Host)
+        h.messages = []
+        f = FMU3Slave(guid=md.guid, unzipDirectory=d, modelIdentifier=md.coSimulation.modelIdentifier,
+                      instanceName="paths")
+        log = fmi3LogMessageCallback(h.logger)
+        for form, path in (("separator", os.fsencode(os.path.join(d, "resources")) + os.sep.encode()),
+                           ("bare", os.fsencode(os.path.join(d, "resources")))):
+            inst = f.fmi3InstantiateCoSimulation(b"paths", md.guid.encode(), path, False, False, False, False,
+                                                 (c_uint32 * 1)(0), 0, None, log,
+                                                 cast(None, fmi3IntermediateUpdateCallback))
+            row = {"dir": d, "form": form, "instantiated": bool(inst), "messages": [m for _, m in h.messages]}
+            if inst:
+                f.component = inst
+                row["init"] = h.call(f.enterInitializationMode)[0] + h.call(f.exitInitializationMode)[0]
+                row["steps"] = [h.call(f.doStep, k * 0.01, 0.01)[0] for k in range(2)]
+                outputs = [v.valueReference for v in md.modelVariables if v.causality == "output"
+                           and v.type == "Float64" and not v.dimensions]
+                row["finite"] = all(math.isfinite(x) for x in f.getFloat64(outputs))
+                f.fmi3FreeInstance(inst)
+            out.append(row)
+    return out
+
+
+@case
 def model_exchange(dir):
     """Model Exchange through FMI 3.0: the state table (event mode after initialization), bad states and time
     refused with the states kept, the derivatives at the states set."""

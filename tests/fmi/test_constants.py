@@ -147,7 +147,8 @@ def test_fmi3_state_table_is_fmi2s_under_fmi3s_names():
     fmi2SetupExperiment was allowed in (instantiated), and its hint names FMI 3.0's calls."""
     counterpart = {"fmi3EnterInitializationMode": "fmi2SetupExperiment", "fmi3UpdateDiscreteStates":
                    "fmi2NewDiscreteStates", "fmi3GetContinuousStateDerivatives": "fmi2GetDerivatives",
-                   "fmi3GetFMUState": "fmi2GetFMUstate", "fmi3SetFMUState": "fmi2SetFMUstate"}
+                   "fmi3GetFMUState": "fmi2GetFMUstate", "fmi3SetFMUState": "fmi2SetFMUstate",
+                   "fmi3GetOutputDerivatives": "fmi2GetRealOutputDerivatives"}
     own = {"fmi3EnterConfigurationMode": "fmi2SetupExperiment"}
     for call, (phases, hint) in constants.CALLS3.items():
         if call in own:

@@ -18,6 +18,7 @@ from fmu_mb.build import build
 from fmu_mb.errors import UserError
 from fmu_mb.fmi.builder import build_fmu
 from fmu_mb.fmi.native_fmu import build_native_fmu
+from tests.conftest import in_parallel
 from fmu_mb.interop.pinocchio import to_pinocchio
 from fmu_mb.model.compile import compile_mechanism
 from fmu_mb.outputs import driven_coordinates
@@ -40,11 +41,14 @@ STOP, INTERVAL = 0.3, 0.05
 def dynamics_fmus(tmp_path_factory):
     """{(model, kind): FMU path} of the three models' FMUs built with the dynamics outputs."""
     out = tmp_path_factory.mktemp("dynamics_fmus")
-    built = {}
-    for model in CASES:
-        built[model, "native"] = build_native_fmu(model, out / "native", ["linux64"], dynamics=True, log=lambda s: None)
-        built[model, "python"] = build_fmu(model, out, dynamics=True)
-    return built
+    calls = [(model, kind, out) for model in CASES for kind in ("native", "python")]
+    return {(m, k): r for (m, k, _), r in zip(calls, in_parallel(_build, calls))}
+
+
+def _build(model, kind, out):
+    if kind == "native":
+        return build_native_fmu(model, out / "native", ["linux64"], dynamics=True, log=lambda s: None)
+    return build_fmu(model, out, dynamics=True)
 
 
 def _names(md, prefix):

@@ -231,6 +231,24 @@ def test_fmu_states_cross_between_fmi2_and_fmi3(extracted3, model):
     assert res["same_now"] and res["same_after"] and res["same_back"], res
 
 
+def test_resource_paths_with_special_characters(fmi3_fmus, tmp_path):
+    """The FMI 3.0 FMU extracted under the folder names of the FMI 2.0 URI cases (tests/test_robustness.py
+    DIR_NAMES: non-ASCII, space, + # ; %, a literal %41 or %20, non-UTF-8 bytes): instantiates with its
+    resourcePath as the bytes of the path (FMI 3.0 passes a path, not a URI: nothing is decoded), with and without
+    the trailing separator, initializes and steps."""
+    from tests.test_robustness import DIR_NAMES
+    dirs = []
+    for k, name in enumerate(DIR_NAMES):
+        d = tmp_path / f"{k}" / name / "five_axis"
+        shutil.unpack_archive(str(fmi3_fmus["five_axis"].path), str(d), "zip")
+        dirs.append(str(d))
+    rc, res, err = run_case("resource_paths", dirs=dirs)
+    assert rc == 0 and res is not None, err
+    assert len(res) == 2 * len(DIR_NAMES)
+    bad = [r for r in res if not (r["instantiated"] and r["init"] == 0 and r["steps"] == [0, 0] and r["finite"])]
+    assert not bad, bad[:3]
+
+
 # ------------------------------------------------------------------------------------------ structural parameters
 @pytest.mark.parametrize("model,value", [("crane", 7), ("manipulator", 10)])
 def test_n_div_set_in_configuration_mode_runs_as_the_fmu_built_at_that_n_div(extracted3, tmp_path, model, value):

@@ -13,6 +13,7 @@ import pytest
 from fmpy import extract, read_model_description, simulate_fmu
 
 from fmu_mb.native.library import TARGETS
+from tests.conftest import in_parallel
 from tests.fmi.test_native_fmu import DRIVES, HERE, _outputs, _run
 from tests.windows import MINGW, MISSING, WINE, run_wine
 
@@ -197,7 +198,13 @@ def aarch64_fmus(tmp_path_factory):
         pytest.skip(AARCH64_MISSING)
     from fmu_mb.fmi.native_fmu import build_native_fmu
     out = tmp_path_factory.mktemp("aarch64")
-    return {m: build_native_fmu(m, out, ["linux-aarch64"]) for m in dict(AARCH64_RUNS)}
+    models = list(dict(AARCH64_RUNS))
+    return dict(zip(models, in_parallel(_build_aarch64, [(m, out) for m in models])))
+
+
+def _build_aarch64(model, out):
+    from fmu_mb.fmi.native_fmu import build_native_fmu
+    return build_native_fmu(model, out, ["linux-aarch64"])
 
 
 @pytest.mark.parametrize("model,options", AARCH64_RUNS)
