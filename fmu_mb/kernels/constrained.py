@@ -68,8 +68,12 @@ from .saddle import factor, solve
 @njit(cache=True, error_model="numpy")
 def prepare(m, d, q, v, t):
     """Kinematics, M, constraint terms and (re)partition + factor at (q, q̇, t). Returns False
-    if the constrained system is singular even after re-partitioning."""
+    if the constrained system is singular even after re-partitioning. With d.q_held set (kernels.jacobian:
+    q as in the evaluation before) M, the partition and the factors, which depend on q only, are kept."""
     forward_kinematics(m, d, q, v)
+    if d.q_held[0] != 0:
+        constraint_terms(m, d, q, v, t)
+        return d.con_stats[SolverStat.PIVOT_RATIO] > 0.0
     crba(m, d)
     constraint_terms(m, d, q, v, t)
     fresh = d.cp_valid[0] == 0
@@ -126,7 +130,8 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
         rnea_constrained(m, d, qdd, True)
         record_friction_wrenches(m, d, -1, False)
         fj = d.finc                               # (not v1: solve() uses v1 as scratch)
-        for j in range(nf):                       # reaction increments per unit friction torque
+        held = d.q_held[0] != 0                   # (the increments depend on q only: kept with d.q_held)
+        for j in range(0 if held else nf):        # reaction increments per unit friction torque
             for k in range(nv):
                 fj[k] = 0.0
             fj[fdofs[j]] = -1.0

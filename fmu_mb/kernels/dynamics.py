@@ -251,7 +251,8 @@ def solve_with_friction(m, d):
     """q̈, reactions and τ_f for the current d.tau_drive/tau_pas (after aba_inertias
     and friction_laws); see the module docstring. The articulated-body passes share
     one call site: pass 0 (τ_f = 0) gives W₀, pass j (unit friction torque at
-    friction joint j) the column S[:, :, j−1], the last pass the converged motion."""
+    friction joint j) the column S[:, :, j−1], the last pass the converged motion. S depends on q only (the
+    linear part of the affine map): with d.q_held set (kernels.jacobian) its passes are skipped, S kept."""
     nv, fdofs = m.nv, m.fric_dofs
     tau, tau_drive, tau_pas, tau_fric = d.tau, d.tau_drive, d.tau_pas, d.tau_fric
     t, iters, resid = d.fric_tf, d.fric_iters, d.fric_resid
@@ -262,7 +263,10 @@ def solve_with_friction(m, d):
     iters[0] = 0
     resid[0] = 0.0
     npass = nf + 2 if nf > 0 else 1
+    held = d.q_held[0] != 0
     for pss in range(npass):
+        if held and 1 <= pss <= nf:
+            continue
         if pss == nf + 1:
             _newton(m, d)
             for k in range(nf):
@@ -294,7 +298,8 @@ def state_derivative(m, d, x, tau_drive, xdot):
     d.work[Work.EVALUATIONS] += 1
     forward_kinematics(m, d, q, v)
     p_damp = applied_forces(m, d, q, v, z, tau_drive)
-    aba_inertias(m, d)
+    if d.q_held[0] == 0:                       # (the articulated inertias depend on q only: kernels.jacobian)
+        aba_inertias(m, d)
     solve_with_friction(m, d)
     write_state_derivative(m, d, v, tau_drive, p_damp, 0.0, xdot)
 

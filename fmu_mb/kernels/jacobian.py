@@ -9,12 +9,18 @@ is formed, so every entry is exact to round-off (relative error of the step O(h�
 iterative stage (the friction loop's Newton solve) carries the derivative along and converges it
 with the value. The constrained pipeline keeps the coordinate partition of ``d`` (the real Data):
 ``dc`` gets it before every column, so every column differentiates the same branch.
+
+The columns along the velocities, the bristle states and the inputs leave q real and as it was: what
+depends on q only — the articulated inertias, M, the partition and the constrained factors, the
+friction sensitivities S (kernels.dynamics, kernels.constrained) — is formed by the first of them and
+kept for the rest (Data.q_held), which then cost what the velocity-dependent stages cost.
 """
 from __future__ import annotations
 
 from numba import njit
 
 from ..codes import OutputKind as O
+from ..codes import SolverStat
 from .constrained import constrained_derivative
 from .constraints import constraint_terms
 from .dynamics import state_derivative
@@ -59,6 +65,22 @@ def share_run_state(d, dc):
 
 
 @njit(cache=True, error_model="numpy")
+def hold_positions(m, dc):
+    """After a complex evaluation whose q carried no imaginary part: keep its position-only stages for the
+    next evaluations at the same q (dc.q_held; not if the constrained system was singular there, so each
+    column says so itself). A tree's S is the difference of two passes that include the velocities: its
+    imaginary part is round-off of a zero derivative, set to zero."""
+    if m.nc > 0 and not dc.con_stats[SolverStat.PIVOT_RATIO] > 0.0:
+        return
+    S = dc.fric_S
+    for k in range(S.shape[0]):
+        for c in range(6):
+            for j in range(S.shape[2]):
+                S[k, c, j] = S[k, c, j].real
+    dc.q_held[0] = 1
+
+
+@njit(cache=True, error_model="numpy")
 def _evaluate(m, d, dc, xc, t, tc, fc, vr, kind, a, b, f, yc):
     share_run_state(d, dc)
     _pipeline(m, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
@@ -92,12 +114,18 @@ def derivative_jacobian(m, d, dc, x, t, tau, inputs, vr, kind, a, b, f, xc, tc, 
         xc[k] = x[k]
     for k in range(nv):
         tc[k] = tau[k]
+    dc.q_held[0] = 0
     for j in range(ns + ni):
         if j < ns:
             xc[j] = x[j] + 1j * STEP
         else:
             tc[inputs[j - ns]] = tau[inputs[j - ns]] + 1j * STEP
-        _evaluate(m, d, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
+        if dc.q_held[0] != 0:                 # (the run state is dc's since the last full evaluation)
+            _pipeline(m, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
+        else:
+            _evaluate(m, d, dc, xc, t, tc, fc, vr, kind, a, b, f, yc)
+            if j >= m.nv:
+                hold_positions(m, dc)
         if j < ns:
             xc[j] = x[j]
             for i in range(nx):
@@ -111,6 +139,7 @@ def derivative_jacobian(m, d, dc, x, t, tau, inputs, vr, kind, a, b, f, xc, tc, 
                 B[i, j - ns] = fc[i].imag / STEP
             for i in range(ny):
                 D[i, j - ns] = yc[i].imag / STEP
+    dc.q_held[0] = 0
 
 
 @njit(cache=True, error_model="numpy")

@@ -201,6 +201,8 @@ DATA_SCHEMA = (
     _f("lin_n", "i8", 1, "size of the factored stage matrix (nv + independent rows)"),
     _f("lin_redo", "i8", 1, "low-damping ROS2 / ROS34PW2 steps redone by the damped ROS2 since the run started"),
     _f("lin_hold", "i8", 1, "steps the damped ROS2 still takes after a redone step (codes.ROS2_FALLBACK_TIME)"),
+    _f("q_held", "i8", 1, "1 while a complex-step Jacobian's columns leave q as it was (kernels.jacobian): the "
+       "evaluation keeps the position-only stages of the one before"),
     _f("lin_x0", "f8", "nx", "state at the start of a guarded step (for its redo)"),
     # the dynamics outputs (kernels.rnea.bias_forces, kernels.outputs): their own inverse-dynamics pass
     _f("dyn_aw", "f8", _B3, "bias-force pass: body accelerations at q̈ = 0, angular"),
