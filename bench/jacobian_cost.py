@@ -1,4 +1,5 @@
-"""Cost of the exact Jacobians (fmu_mb.kernels.jacobian, complex step) against one pipeline evaluation,
+"""Cost of the exact Jacobians (fmu_mb.linearization.jacobians: the complex step of kernels.jacobian, or for a rigid
+tree with joint-space forces only the analytical derivatives of kernels.tree_derivatives) against one pipeline evaluation,
 against central differences, and against Pinocchio's analytical ABA derivatives.
 
 Run:  python bench/jacobian_cost.py [--rounds 7]
@@ -8,15 +9,15 @@ start reaches at 0.1 s (the linearization tests' states): the median time of
 
   * one pipeline evaluation ẋ = f(x, τ) (the gather kernel with an empty output table, what every
     integrator stage costs);
-  * the full A = ∂ẋ/∂x and B = ∂ẋ/∂τ over the drive inputs by the complex step (one complex evaluation per
-    state and input, no energy counters);
+  * the full A = ∂ẋ/∂x and B = ∂ẋ/∂τ over the drive inputs as fmu_mb.linearization gets them (column "path":
+    "complex", the complex step, one complex evaluation per state and input; "tree", the analytical pass);
   * central differences of the same columns, counted as 2 × (states + inputs) evaluations at the
     measured cost of one (their ideal cost: no Python in between).
 
 Ratios: Jacobian / evaluation, Jacobian / central differences (< 1: cheaper than differences). The
 issue's goals: A, B of a tree in < 5 evaluations, every mechanism cheaper than central differences.
 
-Part 2 — five_axis (5 revolute joints, no friction): the complex-step A, B against Pinocchio's
+Part 2 — five_axis (5 revolute joints, no friction: the analytical path): its A, B against Pinocchio's
 ``computeABADerivatives`` (C++, analytical; Carpentier & Mansard 2018) and its ``aba``, each called
 from Python in a loop, the engines interleaved in rounds.
 """
@@ -48,9 +49,9 @@ def _median_seconds(fn, repeat: int, rounds: int) -> float:
 
 
 def part1(rounds: int) -> None:
-    print("Part 1: the complex-step A, B against one evaluation and central differences (µs, median)")
-    print(f"{'mechanism':<26}{'states':>7}{'inputs':>7}{'f(x)':>10}{'A, B':>12}{'/ f(x)':>9}{'central':>12}"
-          f"{'/ central':>11}")
+    print("Part 1: the exact A, B against one evaluation and central differences (µs, median)")
+    print(f"{'mechanism':<26}{'path':>8}{'states':>7}{'inputs':>7}{'f(x)':>10}{'A, B':>12}{'/ f(x)':>9}"
+          f"{'central':>12}{'/ central':>11}")
     for name, detail in CASES:
         sim = start(name, detail)
         sim.step(0.1)
@@ -67,7 +68,8 @@ def part1(rounds: int) -> None:
         ns = 2 * m.nv + m.nz
         central = 2 * (ns + inputs.size) * one
         label = f"{name} ({'detail' if detail else 'defaults'})"
-        print(f"{label:<26}{ns:>7}{inputs.size:>7}{one * 1e6:>10.1f}{jac * 1e6:>12.0f}{jac / one:>9.1f}"
+        path = "complex" if cs._tree is None else "tree"
+        print(f"{label:<26}{path:>8}{ns:>7}{inputs.size:>7}{one * 1e6:>10.1f}{jac * 1e6:>12.0f}{jac / one:>9.1f}"
               f"{central * 1e6:>12.0f}{jac / central:>11.2f}")
 
 
@@ -103,7 +105,7 @@ def part2(rounds: int) -> None:
     print()
     print(f"Part 2: five_axis, ∂q̈/∂(q, q̇, τ) (agreement {agree:.1e} relative), µs per call from Python, median of "
           f"{rounds} rounds")
-    print(f"  fmu_mb complex step (A, B: 10 states, 5 inputs) {f * 1e6:9.1f}")
+    print(f"  fmu_mb analytical (A, B: 10 states, 5 inputs)   {f * 1e6:9.1f}")
     print(f"  Pinocchio computeABADerivatives                  {p * 1e6:9.1f}   fmu_mb / Pinocchio = {f / p:.1f}")
     print(f"  Pinocchio aba (one forward dynamics)             {a * 1e6:9.1f}   derivatives / aba: Pinocchio "
           f"{p / a:.1f}, fmu_mb {f / a:.1f}")

@@ -133,6 +133,51 @@ def _columns_equal_full_evaluations(cs, x, t, tau, inputs, spec, blocks):
             assert np.max(np.abs(held - ref)) <= 1e-12 * scale, (label, np.max(np.abs(held - ref)) / scale)
 
 
+def _plain(case):
+    """The Mechanism of a rigid tree the analytical path takes (kernels.tree_derivatives.plain_tree)."""
+    from fmu_mb import registry
+    if isinstance(case, tuple):
+        return registry.build(case[0], **case[1])
+    mech = random_tree(case, n_links=7, base="linearized" if case % 2 else None)
+    rng = np.random.default_rng(case)
+    for j in mech.joints:
+        if j.name != "base_joint" and j.ndof:
+            j.armature = rng.uniform(0.01, 1.0, j.ndof)
+            j.spring = (rng.uniform(0, 50), rng.uniform(0, 2), rng.uniform(-0.2, 0.2))
+            j.stops = (-0.4, 0.4, 1e4, 20.0)             # random q in [-1, 1]: most coordinates beyond a stop
+    return mech
+
+
+#: the five-axis tree, the crane in torque mode (a linearized sprung base; rigid, and flexible jib: RFEM springs of
+#: 8e6 N·m/rad), random trees with prismatic joints, armature, joint springs and stops engaged, odd seeds on a
+#: linearized sprung base
+PLAIN = {"five_axis": ("five_axis", {}), "crane-torque": ("crane", {"mode": "torque"}),
+         "crane-torque-flexible": ("crane", {"mode": "torque", "link": "flexible"}),
+         **{f"tree{s}": s for s in range(6)}}
+
+
+@pytest.mark.parametrize("case", list(PLAIN.values()), ids=list(PLAIN))
+def test_plain_tree_jacobians_are_analytical_and_equal_the_complex_step(case):
+    """The analytical path (kernels.tree_derivatives: derivatives of the inverse dynamics in one pass, M⁻¹) gives
+    A, B and the coordinates' and rates' C, D; each column equals the complex step's full evaluation along it to
+    round-off. (Pinocchio's computeABADerivatives checks the same path on the random trees above.)"""
+    cm = compile_mechanism(_plain(case))
+    sim = Simulator(cm)
+    rng = np.random.default_rng(7)
+    sim.set_state(q=rng.uniform(-1.0, 1.0, cm.nv), qd=rng.normal(0.0, 1.0, cm.nv))
+    tau = rng.normal(0.0, 5.0, cm.nv)
+    cs = ComplexStep(sim)
+    assert cs._tree is not None, "not taken as a plain tree"
+    sources = [v.source for v in expand(cm) if v.type == "Real" and v.source[0] in ("q", "qd")]
+    kind, a, b, f = spec_table(cm, sources)
+    x = sim.x.copy()
+    blocks = cs.continuous(x, 0.0, tau, sources)
+    _columns_equal_full_evaluations(cs, x, 0.0, tau, np.arange(cm.nv), (np.arange(len(sources)), kind, a, b, f),
+                                    blocks)
+    if not isinstance(case, tuple):
+        assert np.any(np.abs(x[:cm.nv]) > 0.4), "no stop engaged"
+
+
 @pytest.mark.parametrize("name,detail", CASES, ids=IDS)
 def test_step_map_equals_finite_differences_of_the_step(name, detail):
     sim = start(name, detail)
