@@ -64,10 +64,6 @@ def in_parallel(fn, calls: list) -> list:
         return list(pool.map(fn, *zip(*calls))) if calls else []
 
 
-def _build_python(name, out):
-    return build_fmu(name, out)
-
-
 def _build_native(name, out):
     from fmu_mb.fmi.native_fmu import build_native_fmus
     return build_native_fmus(name, {2: out, 3: out / "fmi3"})
@@ -83,7 +79,7 @@ def _every_mechanism(fn, out) -> dict:
 def fmus(tmp_path_factory):
     """{name: BuildResult} of every mechanism FMU, the PD controller and the excitation, built into one folder."""
     def build(out):
-        built = _every_mechanism(_build_python, out)
+        built = _every_mechanism(build_fmu, out)
         built["pd_controller"] = build_controller_fmu(out)
         built["excitation"] = build_excitation_fmu(out)
         return built

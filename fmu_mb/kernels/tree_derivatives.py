@@ -69,6 +69,13 @@ def _inertia(Y, k, w0, w1, w2, v0, v1, v2):
     return n0, n1, n2, h0, h1, h2
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _row_dot(a, i, b, k):
+    """a[i, :6] · b[k, :6]: a motion axis on a force (the joint's share of it)."""
+    return (a[i, 0] * b[k, 0] + a[i, 1] * b[k, 1] + a[i, 2] * b[k, 2] + a[i, 3] * b[k, 3] + a[i, 4] * b[k, 4]
+            + a[i, 5] * b[k, 5])
+
+
 @njit(cache=True, error_model="numpy")
 def plain_tree(m):
     """True if the analytical path covers the mechanism: a tree (no constraint rows) without friction, bristle
@@ -153,8 +160,7 @@ def rnea_derivatives(m, d, v, qdd, dtau_dq, dtau_dv, tau, w6, Y, inside):
     for i in range(nb):
         if jtype[i] != JointType.FIXED:
             di = dof[i]
-            tau[di] = (S[i, 0] * F[i, 0] + S[i, 1] * F[i, 1] + S[i, 2] * F[i, 2] + S[i, 3] * F[i, 3]
-                       + S[i, 4] * F[i, 4] + S[i, 5] * F[i, 5]) + m.dof_armature[di] * qdd[di]
+            tau[di] = _row_dot(S, i, F, i) + m.dof_armature[di] * qdd[di]
     for r in range(nv):
         for c in range(nv):
             dtau_dq[r, c] = 0.0
@@ -218,8 +224,7 @@ def rnea_derivatives(m, d, v, qdd, dtau_dq, dtau_dv, tau, w6, Y, inside):
             for i in range(j, nb):                 # i ⪰ j
                 if inside[i] == 0 or jtype[i] == JointType.FIXED:
                     continue
-                val = (S[i, 0] * dF[i, 0] + S[i, 1] * dF[i, 1] + S[i, 2] * dF[i, 2] + S[i, 3] * dF[i, 3]
-                       + S[i, 4] * dF[i, 4] + S[i, 5] * dF[i, 5])
+                val = _row_dot(S, i, dF, i)
                 if pass_ == 0 and i != j:          # the axis S_i turns with q_j
                     x = _mcross(s0, s1, s2, s3, s4, s5, S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5])
                     val += (x[0] * F[i, 0] + x[1] * F[i, 1] + x[2] * F[i, 2] + x[3] * F[i, 3] + x[4] * F[i, 4]
@@ -228,8 +233,7 @@ def rnea_derivatives(m, d, v, qdd, dtau_dq, dtau_dv, tau, w6, Y, inside):
             i = parent[j]
             while i >= 0:                          # i ≺ j: the sum over j's subtree
                 if jtype[i] != JointType.FIXED:
-                    out[dof[i], dj] = (S[i, 0] * dF[j, 0] + S[i, 1] * dF[j, 1] + S[i, 2] * dF[j, 2]
-                                       + S[i, 3] * dF[j, 3] + S[i, 4] * dF[j, 4] + S[i, 5] * dF[j, 5])
+                    out[dof[i], dj] = _row_dot(S, i, dF, j)
                 i = parent[i]
 
 
