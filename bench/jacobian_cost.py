@@ -1,5 +1,5 @@
 """Cost of the exact Jacobians (fmu_mb.linearization.jacobians: the complex step of kernels.jacobian, or for a rigid
-tree with joint-space forces only the analytical derivatives of kernels.tree_derivatives) against one pipeline evaluation,
+tree (joint friction included) the analytical derivatives of kernels.tree_derivatives) against one pipeline evaluation,
 against central differences, and against Pinocchio's analytical ABA derivatives.
 
 Run:  python bench/jacobian_cost.py [--rounds 7]
@@ -68,7 +68,7 @@ def part1(rounds: int) -> None:
         ns = 2 * m.nv + m.nz
         central = 2 * (ns + inputs.size) * one
         label = f"{name} ({'detail' if detail else 'defaults'})"
-        path = "complex" if cs._tree is None else "tree"
+        path = cs.path
         print(f"{label:<26}{path:>8}{ns:>7}{inputs.size:>7}{one * 1e6:>10.1f}{jac * 1e6:>12.0f}{jac / one:>9.1f}"
               f"{central * 1e6:>12.0f}{jac / central:>11.2f}")
 

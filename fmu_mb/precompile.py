@@ -57,8 +57,8 @@ def simulation() -> None:
 
 def linearization() -> None:
     """The exact Jacobians of both mechanisms: ∂ẋ/∂x and ∂y/∂x by the complex step (the crane; the kernel is one
-    for trees and constrained mechanisms) and by the analytical path of a plain tree (five_axis,
-    kernels.tree_derivatives), and one communication step's map (the step kernel takes the scheme at run time: one
+    for trees and constrained mechanisms) and by the analytical path of a rigid tree (five_axis,
+    kernels.tree_derivatives; its friction branch compiles with it), and one communication step's map (the step kernel takes the scheme at run time: one
     method compiles every scheme's)."""
     from .codes import Scheme
     from .linearization.jacobians import ComplexStep

@@ -6,10 +6,12 @@ numba's (the complex specialisations are JIT-compiled on first use and cached on
 backend the Simulator steps with: they run on the Simulator's own Model and read its Data (the
 coordinate partition, run settings), writing only their own.
 
-A rigid tree whose only forces are joint-space ones (kernels.tree_derivatives.plain_tree: no friction, no exact
-supports, no body forces, no constraint rows) with only coordinates and rates as outputs gets A and B from the
-analytical derivatives of its inverse dynamics instead (kernels.tree_derivatives: one pass, not one evaluation
-per column; equal to the complex step to round-off, tests/linearization/test_jacobians.py).
+A rigid tree (kernels.tree_derivatives.plain_tree: no constraint rows, no exact supports, no body forces; joint
+friction of any law and load, bristle states, springs, stops and a linearized base allowed) with only coordinates
+and rates as outputs gets A and B from the analytical derivatives of its inverse dynamics and of the friction
+joints' reactions instead (kernels.tree_derivatives: one pass, not one evaluation per column; equal to the complex
+step to round-off, tests/linearization/test_jacobians.py). Where the friction loop finds no solution at the state
+(a self-locking joint) the complex step answers; ``path`` tells which one did.
 """
 from __future__ import annotations
 
@@ -42,11 +44,14 @@ class ComplexStep:
         self._tree = tree_derivatives if tree_derivatives.plain_tree(self._m) else None
         if self._tree is not None:                  # the analytical path's work: a real Data and arrays
             self._dr = data_struct(make_data(m))
+            nf = m.fric_dofs.shape[0]
             self._work = (np.zeros((8, m.nbody, 6)), np.zeros((m.nbody, 13)), np.zeros(m.nbody, np.int64),
-                          np.zeros((6, m.nv, m.nv)), np.zeros(m.nv))
+                          np.zeros((6, m.nv, m.nv)), np.zeros(m.nv), np.zeros((3, nf, 6)), np.zeros((3, nf, m.nv)),
+                          np.zeros(m.nv, np.int64))
             self._xdot = np.zeros(m.nx)
         self._specs = {}                            # sources -> (spec table, only coordinates and rates)
         self._every, self._checked = np.arange(m.nv, dtype=np.int64), set()
+        self.path = None                            # the path the last continuous() took: "tree" or "complex"
 
     def _inputs(self, inputs) -> np.ndarray:
         """:func:`_inputs`, the checks of an index set seen before not done again (a linearization along a run
@@ -85,11 +90,13 @@ class ComplexStep:
         ny = len(kind)
         A, B = np.zeros((m.nx, m.nx)), np.zeros((m.nx, ins.size))
         C, D = np.zeros((ny, m.nx)), np.zeros((ny, ins.size))
+        self.path = "complex"
         if self._tree is not None and states_only:
             if self._tree.tree_jacobian(self._m, self._d, self._dr, _vec(x, m.nx), _vec(tau, m.nv), ins, self._xdot,
                                         A, B, *self._work):
                 if ny:
                     C[np.arange(ny), a + m.nv * (kind == OutputKind.QD)] = 1.0     # y = x[a] or x[nv + a]
+                self.path = "tree"
                 return A, B, C, D
         vr = np.arange(ny, dtype=np.int64)
         self._k.derivative_jacobian(self._m, self._d, self._dc, _vec(x, m.nx), float(t), _vec(tau, m.nv), ins,
