@@ -29,7 +29,7 @@ from .trajectory import eval_trajectory, seeded_time
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _rot(oR, b, x, y, z):
+def to_world(oR, b, x, y, z):
     """oR[b]·(x, y, z); identity for the ground (b < 0)."""
     if b < 0:
         return x, y, z
@@ -67,10 +67,10 @@ def _point_kinematics(oR, op, w, vl, aw0, al0, b, px, py, pz, out):
     out[0, 0] = op[b, 0] + oR[b, 0, 0] * px + oR[b, 0, 1] * py + oR[b, 0, 2] * pz
     out[0, 1] = op[b, 1] + oR[b, 1, 0] * px + oR[b, 1, 1] * py + oR[b, 1, 2] * pz
     out[0, 2] = op[b, 2] + oR[b, 2, 0] * px + oR[b, 2, 1] * py + oR[b, 2, 2] * pz
-    out[1, 0], out[1, 1], out[1, 2] = _rot(oR, b, v0, v1, v2)
-    out[2, 0], out[2, 1], out[2, 2] = _rot(oR, b, a0, a1, a2)
-    out[3, 0], out[3, 1], out[3, 2] = _rot(oR, b, w0, w1, w2)
-    out[4, 0], out[4, 1], out[4, 2] = _rot(oR, b, aw0[b, 0], aw0[b, 1], aw0[b, 2])
+    out[1, 0], out[1, 1], out[1, 2] = to_world(oR, b, v0, v1, v2)
+    out[2, 0], out[2, 1], out[2, 2] = to_world(oR, b, a0, a1, a2)
+    out[3, 0], out[3, 1], out[3, 2] = to_world(oR, b, w0, w1, w2)
+    out[4, 0], out[4, 1], out[4, 2] = to_world(oR, b, aw0[b, 0], aw0[b, 1], aw0[b, 2])
 
 
 @njit(cache=True, error_model="numpy")
@@ -79,7 +79,7 @@ def joint_axes(m, d):
     jtype, ax, oR, jaxis = m.body_jtype, m.body_axis, d.oR, d.jaxis
     for i in range(m.nbody):
         if jtype[i] != JointType.FIXED:
-            jaxis[i, 0], jaxis[i, 1], jaxis[i, 2] = _rot(oR, i, ax[i, 0], ax[i, 1], ax[i, 2])
+            jaxis[i, 0], jaxis[i, 1], jaxis[i, 2] = to_world(oR, i, ax[i, 0], ax[i, 1], ax[i, 2])
 
 
 @njit(cache=True, error_model="numpy")
@@ -168,7 +168,7 @@ def constraint_terms(m, d, q, v, t):
         if kd == RowKind.POS or kd == RowKind.VEL:
             sd = side[k]
             sb = a if sd == RowSide.A else (b if sd == RowSide.B else -1)
-            e0, e1, e2 = _rot(oR, sb, ce[k, 0], ce[k, 1], ce[k, 2])
+            e0, e1, e2 = to_world(oR, sb, ce[k, 0], ce[k, 1], ce[k, 2])
             if kd == RowKind.POS and sd == RowSide.B:
                 # e fixed in b: b's force acts at the coincident point r_a
                 w0, w1, w2 = KB[3, 0], KB[3, 1], KB[3, 2]
@@ -206,8 +206,8 @@ def constraint_terms(m, d, q, v, t):
             wpa[k, 0], wpa[k, 1], wpa[k, 2] = ra0, ra1, ra2
             wpb[k, 0], wpb[k, 1], wpb[k, 2] = pb0, pb1, pb2
         elif kd == RowKind.ORI:
-            u0, u1, u2 = _rot(oR, a, cu[k, 0], cu[k, 1], cu[k, 2])
-            v0, v1, v2 = _rot(oR, b, cv[k, 0], cv[k, 1], cv[k, 2])
+            u0, u1, u2 = to_world(oR, a, cu[k, 0], cu[k, 1], cu[k, 2])
+            v0, v1, v2 = to_world(oR, b, cv[k, 0], cv[k, 1], cv[k, 2])
             n0, n1, n2 = _cross(u0, u1, u2, v0, v1, v2)
             wa0, wa1, wa2 = KA[3, 0], KA[3, 1], KA[3, 2]
             wb0, wb1, wb2 = KB[3, 0], KB[3, 1], KB[3, 2]

@@ -34,6 +34,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..codes import JointType
+from .constraints import to_world
 from .crba import crba
 from .dynamics import state_derivative
 from .forces import stop_penetration
@@ -97,9 +98,7 @@ def _world_terms(m, d, v, qdd, S, V, A, Y, YA, YV, F):
     mass, com, Ic, oR, op = m.body_mass, m.body_com, m.body_Ic, d.oR, d.op
     for k in range(nb):
         jt = jtype[k]
-        a0 = oR[k, 0, 0] * ax[k, 0] + oR[k, 0, 1] * ax[k, 1] + oR[k, 0, 2] * ax[k, 2]
-        a1 = oR[k, 1, 0] * ax[k, 0] + oR[k, 1, 1] * ax[k, 1] + oR[k, 1, 2] * ax[k, 2]
-        a2 = oR[k, 2, 0] * ax[k, 0] + oR[k, 2, 1] * ax[k, 1] + oR[k, 2, 2] * ax[k, 2]
+        a0, a1, a2 = to_world(oR, k, ax[k, 0], ax[k, 1], ax[k, 2])
         if jt == JointType.REVOLUTE:
             p0, p1, p2 = op[k, 0], op[k, 1], op[k, 2]
             S[k, 0], S[k, 1], S[k, 2] = a0, a1, a2
@@ -315,12 +314,8 @@ def _load_rows(m, d, v, z, fw):
         L = load_and_gradient(kind[c], geom, c, jtype[b] == JointType.REVOLUTE, ax[b, 0], ax[b, 1], ax[b, 2], W, k,
                               rho, k)
         cf = d.fric_coef[c]
-        a0 = oR[b, 0, 0] * rho[k, 0] + oR[b, 0, 1] * rho[k, 1] + oR[b, 0, 2] * rho[k, 2]
-        a1 = oR[b, 1, 0] * rho[k, 0] + oR[b, 1, 1] * rho[k, 1] + oR[b, 1, 2] * rho[k, 2]
-        a2 = oR[b, 2, 0] * rho[k, 0] + oR[b, 2, 1] * rho[k, 1] + oR[b, 2, 2] * rho[k, 2]
-        f0 = oR[b, 0, 0] * rho[k, 3] + oR[b, 0, 1] * rho[k, 4] + oR[b, 0, 2] * rho[k, 5]
-        f1 = oR[b, 1, 0] * rho[k, 3] + oR[b, 1, 1] * rho[k, 4] + oR[b, 1, 2] * rho[k, 5]
-        f2 = oR[b, 2, 0] * rho[k, 3] + oR[b, 2, 1] * rho[k, 4] + oR[b, 2, 2] * rho[k, 5]
+        a0, a1, a2 = to_world(oR, b, rho[k, 0], rho[k, 1], rho[k, 2])
+        f0, f1, f2 = to_world(oR, b, rho[k, 3], rho[k, 4], rho[k, 5])
         p0, p1, p2 = op[b, 0], op[b, 1], op[b, 2]
         rho[k, 0], rho[k, 1], rho[k, 2] = cf * a0, cf * a1, cf * a2
         rho[k, 3] = cf * (f0 + p1 * a2 - p2 * a1)

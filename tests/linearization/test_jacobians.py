@@ -207,40 +207,45 @@ def _friction_state(sim, seed=7):
     return sim.x.copy(), rng.normal(0.0, 5.0, m.nv)
 
 
-#: five_axis with paper 002's friction (pin-bearing loads, eq. 47) and random friction trees whose loop converges
-#: at the state of _friction_state (seeds 3, 7, 9 self-lock there: test_self_locking_state_takes_the_complex_step)
-FRICTION = {"five_axis-stribeck": ("five_axis", {"friction": "stribeck"}),
-            "five_axis-coulomb": ("five_axis", {"friction": "coulomb_viscous"}),
-            "panda-urdf": "panda-urdf", "panda-lugre": "panda-lugre",     # (the vendor's URDF, either friction)
-            **{f"tree{s}": s for s in (0, 1, 2, 4, 5, 11)}}
+def _registry_model(name, **options):
+    from fmu_mb import registry
+    return lambda: registry.build(name, **options)
 
 
-@pytest.mark.parametrize("case", list(FRICTION.values()), ids=list(FRICTION))
-def test_friction_tree_jacobians_are_analytical_and_equal_the_complex_step(case):
+def _vendor_urdf(robot, friction):
+    def build():
+        from fmu_mb.interop import urdf
+        from tests.interop.test_urdf import ROBOTS, robots_dir
+        return urdf.mechanism(robots_dir() / ROBOTS[robot][0], base=ROBOTS[robot][1], friction=friction)
+    return build
+
+
+#: (mechanism, seed of its _friction_state, least bristle states): five_axis with paper 002's friction (pin-bearing
+#: loads, eq. 47); the vendor's Panda URDF with either friction (its light prismatic fingers self-lock under LuGre
+#: at most random states, seeds 7 to 10: seed 11 is one where the loop solves); random friction trees whose loop
+#: converges at seed 7 (trees 3, 7, 9 self-lock there: test_self_locking_state_takes_the_complex_step)
+FRICTION = {"five_axis-stribeck": (_registry_model("five_axis", friction="stribeck"), 7, 0),
+            "five_axis-coulomb": (_registry_model("five_axis", friction="coulomb_viscous"), 7, 0),
+            "panda-urdf": (_vendor_urdf("panda", "urdf"), 11, 0), "panda-lugre": (_vendor_urdf("panda", "lugre"), 11, 9),
+            **{f"tree{s}": (lambda s=s: _friction_tree(s), 7, 3) for s in (0, 1, 2, 4, 5, 11)}}
+
+
+@pytest.mark.parametrize("build,seed,bristles", list(FRICTION.values()), ids=list(FRICTION))
+def test_friction_tree_jacobians_are_analytical_and_equal_the_complex_step(build, seed, bristles):
     """Trees with joint friction take the analytical path too (kernels.tree_derivatives.tree_jacobian: the implicit
     function of the friction ↔ reaction loop, the reactions' derivatives from the RNEA pass): A, B equal the full
     complex-step evaluations column by column. Tolerance 1e-9 of each block's largest entry: the two agree to
     1e-16..1e-10 (the largest where the bristle columns reach 1e9 s⁻² per rad through σ0·L on light links); leaving
     out one term — the reaction frame turning with q_j, or ∂τ_f/∂q̈ in the solve — is off by 5e-6..0.9."""
-    from fmu_mb import registry
-    if isinstance(case, str):
-        from fmu_mb.interop import urdf
-        from tests.interop.test_urdf import ROBOTS, robots_dir
-        robot, friction = case.split("-")
-        mech = urdf.mechanism(robots_dir() / ROBOTS[robot][0], base=ROBOTS[robot][1], friction=friction)
-    else:
-        mech = registry.build(case[0], **case[1]) if isinstance(case, tuple) else _friction_tree(case)
-    cm = compile_mechanism(mech)
+    cm = compile_mechanism(build())
     sim = Simulator(cm)
-    # (the Panda's light prismatic fingers self-lock under LuGre at most random states, seeds 7 to 10: its cases
-    # take a state where the loop solves)
-    x, tau = _friction_state(sim, 11 if isinstance(case, str) else 7)
+    x, tau = _friction_state(sim, seed)
     cs = ComplexStep(sim)
     sources = [v.source for v in expand(cm) if v.type == "Real" and v.source[0] in ("q", "qd")]
     kind, a, b, f = spec_table(cm, sources)
     blocks = cs.continuous(x, 0.0, tau, sources)
     assert cs.path == "tree", "the analytical path did not answer"
-    assert sim.model.fric_dofs.size >= 5 and (not isinstance(case, int) or sim.model.nz >= 3)
+    assert sim.model.fric_dofs.size >= 5 and sim.model.nz >= bristles
     _columns_equal_full_evaluations(cs, x, 0.0, tau, np.arange(cm.nv), (np.arange(len(sources)), kind, a, b, f),
                                     blocks, tol=1e-9)
 
