@@ -79,35 +79,35 @@ def _friction_solve(m, d, x, n):
 
 
 @njit
-def _constraint_terms(m, d, x, n):
+def _constraint_terms(m, d, x, t, n):
     nv = m.nv
     for _ in range(n):
-        constraint_terms(m, d, x[0:nv], x[nv:2 * nv], 0.0)
+        constraint_terms(m, d, x[0:nv], x[nv:2 * nv], t)
 
 
 @njit
-def _prepare(m, d, x, n):
+def _prepare(m, d, x, t, n):
     nv = m.nv
     for _ in range(n):
-        prepare(m, d, x[0:nv], x[nv:2 * nv], 0.0)
+        prepare(m, d, x[0:nv], x[nv:2 * nv], t)
 
 
 @njit
-def _derivative(m, d, x, tau, f, n):
+def _derivative(m, d, x, t, tau, f, n):
     for _ in range(n):
         if m.nc > 0:
-            constrained_derivative(m, d, x, 0.0, tau, f)
+            constrained_derivative(m, d, x, t, tau, f)
         else:
             state_derivative(m, d, x, tau, f)
 
 
 @njit
-def _projection(m, d, x, n):
+def _projection(m, d, x, t, n):
     y = x.copy()
     for _ in range(n):
         for i in range(x.shape[0]):
             y[i] = x[i]
-        project(m, d, y, 0.0, ALL_GROUPS)
+        project(m, d, y, t, ALL_GROUPS)
 
 
 @njit
@@ -157,25 +157,25 @@ def profile(name: str, calls: int) -> tuple[list, str]:
     sim.initialize(static=static)
     sim.step(0.05)
     mh, dh = sim._m, sim._d
-    x, tau = sim.x.copy(), sim.tau_drive.copy()
+    x, tau, ts = sim.x.copy(), sim.tau_drive.copy(), sim.t    # (the state's time: programmed rows depend on it)
     f, k = np.zeros_like(x), np.zeros_like(x)
     gh = ROS2_GAMMA_DAMPED * h
     t = {"kinematics": _best(_kinematics, (mh, dh, x), calls),
          "mass matrix": _best(_mass_matrix, (mh, dh, x), calls),
          "applied forces": _best(_applied, (mh, dh, x, tau), calls)}
     if m.nc:
-        t["constraint terms"] = _best(_constraint_terms, (mh, dh, x), calls)
-        t["prepare (kin., M, terms, factor)"] = _best(_prepare, (mh, dh, x), calls)
+        t["constraint terms"] = _best(_constraint_terms, (mh, dh, x, ts), calls)
+        t["prepare (kin., M, terms, factor)"] = _best(_prepare, (mh, dh, x, ts), calls)
     else:
         t["ABA inertias"] = _best(_aba_inertias, (mh, dh, x), calls)
-        _derivative(mh, dh, x, tau, f, 1)
+        _derivative(mh, dh, x, ts, tau, f, 1)
         t["solve + friction loop"] = _best(_friction_solve, (mh, dh, x), calls)
-    t["state derivative"] = _best(_derivative, (mh, dh, x, tau, f), calls)
+    t["state derivative"] = _best(_derivative, (mh, dh, x, ts, tau, f), calls)
     t["stage matrix + LU"] = _best(_stage_matrix, (mh, dh, x, gh), calls)
     t["stage solve"] = _best(_stage_solve, (mh, dh, f, k, gh), calls)
     projecting = m.nc > 0 and sim.data.solver_opt[SolverOption.PROJECTION] != 0.0
     if projecting:
-        t["projection (after the step)"] = _best(_projection, (mh, dh, x), calls)
+        t["projection (after the step)"] = _best(_projection, (mh, dh, x, ts), calls)
     step = _step_cost(cm, method, h, static)
     damped = step if method == "ros2" else _step_cost(cm, "ros2", h, static)
     scheme = METHODS[method].scheme.name

@@ -39,11 +39,50 @@ def chol_solve(L, n, b):
         for k in range(i):
             s -= L[i, k] * b[k]
         b[i] = s / L[i, i]
+    back_solve(L, n, b)
+
+
+@njit(cache=True, error_model="numpy")
+def back_solve(L, n, b):
+    """Solve Lᵀ x = b[:n] in place (the second half of :func:`chol_solve`)."""
     for i in range(n - 1, -1, -1):
         s = b[i]
         for k in range(i + 1, n):
             s -= L[k, i] * b[k]
         b[i] = s / L[i, i]
+
+
+@njit(cache=True, error_model="numpy")
+def forward_solve_columns(L, n, B, ncol):
+    """B[:n, :ncol] ← L⁻¹ B in place (L lower triangular from :func:`cholesky`), all columns at once: the
+    innermost loop runs along a row of B (contiguous, independent columns), not down the dependent
+    chain of one column."""
+    for i in range(n):
+        for k in range(i):
+            a = L[i, k]
+            for c in range(ncol):
+                B[i, c] -= a * B[k, c]
+        p = L[i, i]
+        for c in range(ncol):
+            B[i, c] /= p
+
+
+@njit(cache=True, error_model="numpy")
+def gram(B, n, ncol, A):
+    """A[:ncol, :ncol] = Bᵀ B for B[:n, :ncol] (both triangles; symmetric and positive semi-definite by
+    construction)."""
+    for i in range(ncol):
+        for j in range(i + 1):
+            A[i, j] = 0.0
+    for k in range(n):
+        for i in range(ncol):
+            bi = B[k, i]
+            if bi != 0.0:
+                for j in range(i + 1):
+                    A[i, j] += bi * B[k, j]
+    for i in range(ncol):
+        for j in range(i):
+            A[j, i] = A[i, j]
 
 
 @njit(cache=True, error_model="numpy")

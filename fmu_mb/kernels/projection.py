@@ -10,7 +10,7 @@ from ..codes import RowKind, SolverOption, SolverStat, Work
 from .constraints import constraint_terms
 from .crba import crba
 from .kinematics import forward_kinematics
-from .linalg import chol_solve, cholesky, pivoted_cholesky
+from .linalg import back_solve, chol_solve, cholesky, forward_solve_columns, gram, pivoted_cholesky
 from .scalar import carries_derivative
 
 #: position-Newton iterations an assembly may take (a start far from the constraints; steps take the solver's cap)
@@ -44,7 +44,9 @@ def project_bounded(m, d, x, t, groups, maxit):
     the state as close as possible in the kinetic-energy metric (rows of the constraint
     groups with groups[g] != 0 only):
     Δq = −M⁻¹C_Hᵀ(C_H M⁻¹ C_Hᵀ)⁺Φ_H (Newton, to ``projection_tol``), then
-    Δq̇ = −M⁻¹Cᵀ(C M⁻¹ Cᵀ)⁺Φ̇. Redundant rows are skipped by a pivoted Cholesky factor.
+    Δq̇ = −M⁻¹Cᵀ(C M⁻¹ Cᵀ)⁺Φ̇. Redundant rows are skipped by a pivoted Cholesky factor. With M = L Lᵀ and
+    Z = L⁻¹Cᵀ (one forward substitution for all rows), C M⁻¹ Cᵀ = Zᵀ Z and M⁻¹Cᵀ y = L⁻ᵀ(Z y): one back
+    substitution instead of one per row.
     At most ``maxit`` Newton iterations (maxit + 1 passes of kinematics and constraint terms, maxit + 1 of M and
     factorizations: the velocity sweep runs at the last position pass's kinematics and terms). Returns the Newton
     iterations (−1 if they did not converge)."""
@@ -72,26 +74,22 @@ def project_bounded(m, d, x, t, groups, maxit):
                 for j in range(nv):
                     L[i, j] = M[i, j]
             cholesky(L, nv)
-            for k in range(nc):                 # Z = M⁻¹ Cᵀ (rows not used: zero columns)
-                use = (sweep == 1 or kind[k] != RowKind.VEL) and groups[group[k]] != 0
-                for j in range(nv):
+            for j in range(nv):                 # Z = L⁻¹Cᵀ (rows not used: zero columns), all rows at once
+                for k in range(nc):
+                    use = (sweep == 1 or kind[k] != RowKind.VEL) and groups[group[k]] != 0
                     Z[j, k] = C[k, j] if use else 0.0
-                chol_solve(L, nv, Z[:, k])
-            for i in range(nc):
-                for j in range(nc):
-                    s = 0.0
-                    for k in range(nv):
-                        s += C[i, k] * Z[k, j]
-                    A[i, j] = s
+            forward_solve_columns(L, nv, Z, nc)
+            gram(Z, nv, nc, A)                  # C M⁻¹ Cᵀ = Zᵀ Z
             r = pivoted_cholesky(A, nc, perm, 1e-12)
             for i in range(r):
                 y[i] = phid[perm[i]] if sweep == 1 else phi[perm[i]]
             chol_solve(A, r, y)
-            for j in range(nv):
+            for j in range(nv):                 # M⁻¹Cᵀ y = L⁻ᵀ (Z y)
                 s = 0.0
                 for i in range(r):
                     s += Z[j, perm[i]] * y[i]
                 dx[j] = s
+            back_solve(L, nv, dx)
             if sweep == 0:
                 for j in range(nv):
                     q[j] -= dx[j]
