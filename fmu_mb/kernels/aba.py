@@ -27,21 +27,29 @@ def aba_inertias(m, d):
     Needs forward_kinematics (lR, lp)."""
     nb, parent, jtype, ax, dof = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof
     mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
-    IA, Ia, U, D, lR, lp, S, Y = d.IA, d.Ia, d.U, d.D, d.lR, d.lp, d.m66, d.r33
+    IA, Ia, U, D, lR, lp = d.IA, d.Ia, d.U, d.D, d.lR, d.lp
     for i in range(nb):
         spatial_inertia(mass, com, Ic, i, IA)
     for i in range(nb - 1, -1, -1):
         jt = jtype[i]
         if jt != JointType.FIXED:
             off = 0 if jt == JointType.REVOLUTE else 3
-            for r in range(6):
-                U[i, r] = IA[i, r, off] * ax[i, 0] + IA[i, r, off + 1] * ax[i, 1] + IA[i, r, off + 2] * ax[i, 2]
-            Di = U[i, off] * ax[i, 0] + U[i, off + 1] * ax[i, 1] + U[i, off + 2] * ax[i, 2] + m.dof_armature[dof[i]]
+            a0, a1, a2 = ax[i, 0], ax[i, 1], ax[i, 2]
+            # U = I^A S and D = Sᵀ U, then I^a = I^A − U Uᵀ / D, U in scalars (stores into U or Ia would reload it)
+            u0 = IA[i, 0, off] * a0 + IA[i, 0, off + 1] * a1 + IA[i, 0, off + 2] * a2
+            u1 = IA[i, 1, off] * a0 + IA[i, 1, off + 1] * a1 + IA[i, 1, off + 2] * a2
+            u2 = IA[i, 2, off] * a0 + IA[i, 2, off + 1] * a1 + IA[i, 2, off + 2] * a2
+            u3 = IA[i, 3, off] * a0 + IA[i, 3, off + 1] * a1 + IA[i, 3, off + 2] * a2
+            u4 = IA[i, 4, off] * a0 + IA[i, 4, off + 1] * a1 + IA[i, 4, off + 2] * a2
+            u5 = IA[i, 5, off] * a0 + IA[i, 5, off + 1] * a1 + IA[i, 5, off + 2] * a2
+            U[i, 0], U[i, 1], U[i, 2], U[i, 3], U[i, 4], U[i, 5] = u0, u1, u2, u3, u4, u5
+            ur = (u0, u1, u2, u3, u4, u5)
+            Di = ur[off] * a0 + ur[off + 1] * a1 + ur[off + 2] * a2 + m.dof_armature[dof[i]]
             D[i] = Di
             inv = 1.0 / Di
             for r in range(6):
                 for k in range(6):
-                    Ia[i, r, k] = IA[i, r, k] - U[i, r] * U[i, k] * inv
+                    Ia[i, r, k] = IA[i, r, k] - ur[r] * ur[k] * inv
         else:
             D[i] = 1.0
             for r in range(6):
@@ -50,7 +58,7 @@ def aba_inertias(m, d):
                     Ia[i, r, k] = IA[i, r, k]
         p = parent[i]
         if p >= 0:
-            add_inertia_to_parent(lR, lp, i, Ia, p, IA, S, Y)
+            add_inertia_to_parent(lR, lp, i, Ia, p, IA)
 
 
 @njit(cache=True, error_model="numpy")
@@ -61,7 +69,7 @@ def aba_accelerations(m, d, tau, with_external):
     with_external: include the external wrenches d.extM/extF (supports)."""
     nb, parent, jtype, ax, dof, g = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof, m.gravity
     mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
-    pA, Ia, IA, U, D, u, pa = d.pA, d.Ia, d.IA, d.U, d.D, d.u, d.t6
+    pA, Ia, IA, U, D, u = d.pA, d.Ia, d.IA, d.U, d.D, d.u
     w, vl, cw, cl, aw, al, lR, lp = d.w, d.vl, d.cw, d.cl, d.aw, d.al, d.lR, d.lp
     extM, extF, fM, fF, qdd = d.extM, d.extF, d.fM, d.fF, d.qdd
     for i in range(nb):
@@ -74,20 +82,34 @@ def aba_accelerations(m, d, tau, with_external):
                 pA[i, 3 + r] -= extF[i, r]
     for i in range(nb - 1, -1, -1):
         jt = jtype[i]
-        # pa = pA + Ia c (+ U u / D)
-        for r in range(6):
-            pa[r] = pA[i, r] + (Ia[i, r, 0] * cw[i, 0] + Ia[i, r, 1] * cw[i, 1] + Ia[i, r, 2] * cw[i, 2]
-                                + Ia[i, r, 3] * cl[i, 0] + Ia[i, r, 4] * cl[i, 1] + Ia[i, r, 5] * cl[i, 2])
+        # pa = pA + Ia c (+ U u / D), in scalars (a scratch array is reloaded after every store into pA)
+        c0, c1, c2, c3, c4, c5 = cw[i, 0], cw[i, 1], cw[i, 2], cl[i, 0], cl[i, 1], cl[i, 2]
+        pa0 = pA[i, 0] + (Ia[i, 0, 0] * c0 + Ia[i, 0, 1] * c1 + Ia[i, 0, 2] * c2
+                          + Ia[i, 0, 3] * c3 + Ia[i, 0, 4] * c4 + Ia[i, 0, 5] * c5)
+        pa1 = pA[i, 1] + (Ia[i, 1, 0] * c0 + Ia[i, 1, 1] * c1 + Ia[i, 1, 2] * c2
+                          + Ia[i, 1, 3] * c3 + Ia[i, 1, 4] * c4 + Ia[i, 1, 5] * c5)
+        pa2 = pA[i, 2] + (Ia[i, 2, 0] * c0 + Ia[i, 2, 1] * c1 + Ia[i, 2, 2] * c2
+                          + Ia[i, 2, 3] * c3 + Ia[i, 2, 4] * c4 + Ia[i, 2, 5] * c5)
+        pa3 = pA[i, 3] + (Ia[i, 3, 0] * c0 + Ia[i, 3, 1] * c1 + Ia[i, 3, 2] * c2
+                          + Ia[i, 3, 3] * c3 + Ia[i, 3, 4] * c4 + Ia[i, 3, 5] * c5)
+        pa4 = pA[i, 4] + (Ia[i, 4, 0] * c0 + Ia[i, 4, 1] * c1 + Ia[i, 4, 2] * c2
+                          + Ia[i, 4, 3] * c3 + Ia[i, 4, 4] * c4 + Ia[i, 4, 5] * c5)
+        pa5 = pA[i, 5] + (Ia[i, 5, 0] * c0 + Ia[i, 5, 1] * c1 + Ia[i, 5, 2] * c2
+                          + Ia[i, 5, 3] * c3 + Ia[i, 5, 4] * c4 + Ia[i, 5, 5] * c5)
         if jt != JointType.FIXED:
             off = 0 if jt == JointType.REVOLUTE else 3
             ui = tau[dof[i]] - (ax[i, 0] * pA[i, off] + ax[i, 1] * pA[i, off + 1] + ax[i, 2] * pA[i, off + 2])
             u[i] = ui
             s = ui / D[i]
-            for r in range(6):
-                pa[r] += U[i, r] * s
+            pa0 += U[i, 0] * s
+            pa1 += U[i, 1] * s
+            pa2 += U[i, 2] * s
+            pa3 += U[i, 3] * s
+            pa4 += U[i, 4] * s
+            pa5 += U[i, 5] * s
         p = parent[i]
         if p >= 0:
-            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, pa[0], pa[1], pa[2], pa[3], pa[4], pa[5])
+            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, pa0, pa1, pa2, pa3, pa4, pa5)
             pA[p, 0] += n0
             pA[p, 1] += n1
             pA[p, 2] += n2
@@ -108,10 +130,11 @@ def aba_accelerations(m, d, tau, with_external):
             else:
                 for r in range(3):
                     al[i, r] += ax[i, r] * s
-        # reaction f_i = I^A_i a_i + p^A_i
+        # reaction f_i = I^A_i a_i + p^A_i (the accelerations in scalars: the stores into fM/fF would reload them)
+        b0, b1, b2, b3, b4, b5 = aw[i, 0], aw[i, 1], aw[i, 2], al[i, 0], al[i, 1], al[i, 2]
         for r in range(3):
-            fM[i, r] = pA[i, r] + (IA[i, r, 0] * aw[i, 0] + IA[i, r, 1] * aw[i, 1] + IA[i, r, 2] * aw[i, 2]
-                                   + IA[i, r, 3] * al[i, 0] + IA[i, r, 4] * al[i, 1] + IA[i, r, 5] * al[i, 2])
-            fF[i, r] = pA[i, 3 + r] + (IA[i, 3 + r, 0] * aw[i, 0] + IA[i, 3 + r, 1] * aw[i, 1]
-                                       + IA[i, 3 + r, 2] * aw[i, 2] + IA[i, 3 + r, 3] * al[i, 0]
-                                       + IA[i, 3 + r, 4] * al[i, 1] + IA[i, 3 + r, 5] * al[i, 2])
+            fM[i, r] = pA[i, r] + (IA[i, r, 0] * b0 + IA[i, r, 1] * b1 + IA[i, r, 2] * b2
+                                   + IA[i, r, 3] * b3 + IA[i, r, 4] * b4 + IA[i, r, 5] * b5)
+            fF[i, r] = pA[i, 3 + r] + (IA[i, 3 + r, 0] * b0 + IA[i, 3 + r, 1] * b1
+                                       + IA[i, 3 + r, 2] * b2 + IA[i, 3 + r, 3] * b3
+                                       + IA[i, 3 + r, 4] * b4 + IA[i, 3 + r, 5] * b5)

@@ -212,8 +212,6 @@ DATA_SCHEMA = (
     _f("dyn_h", "f8", _V, "bias forces C(q, q̇) q̇ + g(q), N·m or N"),
     _f("dyn_g", "f8", _V, "gravity forces g(q), N·m or N"),
     _f("f6", "f8", 6, "scratch"),
-    _f("t6", "f8", 6, "scratch"),
-    _f("r33", "f8", (3, 3), "scratch"),
     _f("m66", "f8", (6, 6), "scratch"),
     # constrained dynamics (kernels.constraints, partition, saddle, constrained, projection, uniqueness)
     _f("jaxis", "f8", _B3, "world joint axis of every body"),
