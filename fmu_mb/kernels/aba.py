@@ -19,6 +19,13 @@ from .rnea import body_acceleration
 from .spatial import add_inertia_to_parent, force_to_parent, spatial_inertia, velocity_product
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _row_times(A, i, r, x0, x1, x2, x3, x4, x5):
+    """Row r of the 6×6 A[i] times the spatial vector (x0, …, x5)."""
+    return (A[i, r, 0] * x0 + A[i, r, 1] * x1 + A[i, r, 2] * x2
+            + A[i, r, 3] * x3 + A[i, r, 4] * x4 + A[i, r, 5] * x5)
+
+
 @njit(cache=True, error_model="numpy")
 def aba_inertias(m, d):
     """Articulated inertias: d.IA (before the joint projection), d.Ia (after), U, D (D = Sᵀ I^A S
@@ -84,18 +91,12 @@ def aba_accelerations(m, d, tau, with_external):
         jt = jtype[i]
         # pa = pA + Ia c (+ U u / D), in scalars (a scratch array is reloaded after every store into pA)
         c0, c1, c2, c3, c4, c5 = cw[i, 0], cw[i, 1], cw[i, 2], cl[i, 0], cl[i, 1], cl[i, 2]
-        pa0 = pA[i, 0] + (Ia[i, 0, 0] * c0 + Ia[i, 0, 1] * c1 + Ia[i, 0, 2] * c2
-                          + Ia[i, 0, 3] * c3 + Ia[i, 0, 4] * c4 + Ia[i, 0, 5] * c5)
-        pa1 = pA[i, 1] + (Ia[i, 1, 0] * c0 + Ia[i, 1, 1] * c1 + Ia[i, 1, 2] * c2
-                          + Ia[i, 1, 3] * c3 + Ia[i, 1, 4] * c4 + Ia[i, 1, 5] * c5)
-        pa2 = pA[i, 2] + (Ia[i, 2, 0] * c0 + Ia[i, 2, 1] * c1 + Ia[i, 2, 2] * c2
-                          + Ia[i, 2, 3] * c3 + Ia[i, 2, 4] * c4 + Ia[i, 2, 5] * c5)
-        pa3 = pA[i, 3] + (Ia[i, 3, 0] * c0 + Ia[i, 3, 1] * c1 + Ia[i, 3, 2] * c2
-                          + Ia[i, 3, 3] * c3 + Ia[i, 3, 4] * c4 + Ia[i, 3, 5] * c5)
-        pa4 = pA[i, 4] + (Ia[i, 4, 0] * c0 + Ia[i, 4, 1] * c1 + Ia[i, 4, 2] * c2
-                          + Ia[i, 4, 3] * c3 + Ia[i, 4, 4] * c4 + Ia[i, 4, 5] * c5)
-        pa5 = pA[i, 5] + (Ia[i, 5, 0] * c0 + Ia[i, 5, 1] * c1 + Ia[i, 5, 2] * c2
-                          + Ia[i, 5, 3] * c3 + Ia[i, 5, 4] * c4 + Ia[i, 5, 5] * c5)
+        pa0 = pA[i, 0] + _row_times(Ia, i, 0, c0, c1, c2, c3, c4, c5)
+        pa1 = pA[i, 1] + _row_times(Ia, i, 1, c0, c1, c2, c3, c4, c5)
+        pa2 = pA[i, 2] + _row_times(Ia, i, 2, c0, c1, c2, c3, c4, c5)
+        pa3 = pA[i, 3] + _row_times(Ia, i, 3, c0, c1, c2, c3, c4, c5)
+        pa4 = pA[i, 4] + _row_times(Ia, i, 4, c0, c1, c2, c3, c4, c5)
+        pa5 = pA[i, 5] + _row_times(Ia, i, 5, c0, c1, c2, c3, c4, c5)
         if jt != JointType.FIXED:
             off = 0 if jt == JointType.REVOLUTE else 3
             ui = tau[dof[i]] - (ax[i, 0] * pA[i, off] + ax[i, 1] * pA[i, off + 1] + ax[i, 2] * pA[i, off + 2])
@@ -133,8 +134,5 @@ def aba_accelerations(m, d, tau, with_external):
         # reaction f_i = I^A_i a_i + p^A_i (the accelerations in scalars: the stores into fM/fF would reload them)
         b0, b1, b2, b3, b4, b5 = aw[i, 0], aw[i, 1], aw[i, 2], al[i, 0], al[i, 1], al[i, 2]
         for r in range(3):
-            fM[i, r] = pA[i, r] + (IA[i, r, 0] * b0 + IA[i, r, 1] * b1 + IA[i, r, 2] * b2
-                                   + IA[i, r, 3] * b3 + IA[i, r, 4] * b4 + IA[i, r, 5] * b5)
-            fF[i, r] = pA[i, 3 + r] + (IA[i, 3 + r, 0] * b0 + IA[i, 3 + r, 1] * b1
-                                       + IA[i, 3 + r, 2] * b2 + IA[i, 3 + r, 3] * b3
-                                       + IA[i, 3 + r, 4] * b4 + IA[i, 3 + r, 5] * b5)
+            fM[i, r] = pA[i, r] + _row_times(IA, i, r, b0, b1, b2, b3, b4, b5)
+            fF[i, r] = pA[i, 3 + r] + _row_times(IA, i, 3 + r, b0, b1, b2, b3, b4, b5)
