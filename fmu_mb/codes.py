@@ -89,6 +89,11 @@ ROS2_GAMMA_LOW_DAMPING = 1.0 - 0.5 ** 0.5
 #: after a step of a small-γ method is redone by the damped ROS2, the steps of the next this many seconds are
 #: taken by the damped ROS2 too (kernels.linearly_implicit._guarded_steps)
 ROS2_FALLBACK_TIME = 0.0025
+#: a ROS34PW2 step whose embedded local-error estimate of a bristle state exceeds this fraction of the bound of
+#: its law's invariant set is redone as two half steps, down to h / 2**BRISTLE_SUBSTEP_DEPTH
+#: (kernels.linearly_implicit._guarded_steps)
+BRISTLE_STEP_TOLERANCE = 0.1
+BRISTLE_SUBSTEP_DEPTH = 3
 #: defaults and largest allowed caps of the two iterative loops a step may run (a bound fixed at initialization:
 #: fmu_mb.step_cost): the friction ↔ reaction Newton loop (kernels.dynamics) and the projection's position Newton
 #: (kernels.projection)

@@ -294,6 +294,7 @@ class Simulator:
             self.anchor()
         self.data.fric_fail[0] = 0
         self.data.lin_redo[0] = 0
+        self.data.lin_split[0] = 0
         self.data.lin_hold[0] = 0
 
     def reset(self) -> None:
@@ -562,3 +563,9 @@ class Simulator:
         """Low-damping ROS2 or ROS34PW2 steps redone by ROS2 with the damped γ since :meth:`initialize`
         (kernels.linearly_implicit._guarded_steps): each cost a second, two-stage step."""
         return int(self.data.lin_redo[0])
+
+    @property
+    def split_steps(self) -> int:
+        """Damped ROS2 substeps tried in place of ROS34PW2 steps whose bristle-error estimate was too large, since
+        :meth:`initialize` (kernels.linearly_implicit._guarded_steps)."""
+        return int(self.data.lin_split[0])

@@ -9,6 +9,10 @@ and of a communication step is a constant of the mechanism, its option set and t
 * a small-γ Rosenbrock step (ROS34PW2, the low-damping ROS2) that leaves a bristle outside its invariant set or
   is not finite is redone once by the damped ROS2 (kernels.linearly_implicit._guarded_steps): its worst case adds
   that step; the steps of the fallback window after it are single damped ROS2 steps, no dearer;
+* a ROS34PW2 step of a mechanism with bristle states whose embedded bristle-error estimate is too large is
+  redone by damped ROS2 substeps, halves halved again while their estimate is too large, down to h / 2**D
+  (D = codes.BRISTLE_SUBSTEP_DEPTH): at most 2**(D+1) − 2 substeps, each two evaluations and one
+  factorisation (dearer than the redo above, which it replaces);
 * each evaluation of a constrained mechanism chooses the coordinate partition at most once (a pivoted
   factorization of C, kernels.partition) and of a mechanism with friction runs one friction ↔ reaction solve of
   at most N Newton iterations (N = solver.friction_iteration_limit; the round-off polish adds one), each a
@@ -31,7 +35,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .codes import Scheme, SolverOption, Work
+from .codes import BRISTLE_SUBSTEP_DEPTH, Scheme, SolverOption, Work
 from .kernels.stepping import full_steps
 from .simulator import METHODS, Simulator
 
@@ -108,6 +112,8 @@ def worst_step(sim: Simulator) -> StepCost:
     """The most work one internal step of ``sim`` (its method and the solver settings in force) can do."""
     method = METHODS[sim.method]
     cost = _method_step(sim, method.scheme)
+    if method.scheme == Scheme.ROS34PW2 and sim.model.nz > 0:    # redone in damped substeps for the bristle error
+        return cost + _method_step(sim, Scheme.ROS2) * (2 ** (BRISTLE_SUBSTEP_DEPTH + 1) - 2)
     guarded = method.scheme == Scheme.ROS34PW2 or (method.scheme == Scheme.ROS2 and method.gamma < 1.0)
     if guarded:                                   # redone by the damped ROS2
         cost = cost + _method_step(sim, Scheme.ROS2)

@@ -67,11 +67,11 @@ def test_every_communication_step_stays_within_its_worst_case(name, mode):
     fixed = _unguarded(sim, DT)
     checked = redone = 0
     while sim.t < 0.5:
-        redo, hold = sim.data.lin_redo[0], sim.data.lin_hold[0]
+        redo, hold, split = sim.data.lin_redo[0], sim.data.lin_hold[0], sim.data.lin_split[0]
         work = communication_step(sim)
         over = [f"{w.name} {work[w]} > {bound[w]}" for w in Work if work[w] > bound[w]]
         assert not over, f"{name} at t = {sim.t:.4f} s: {over}"
-        if sim.data.lin_redo[0] == redo and hold == 0 and sim.data.lin_hold[0] == 0:
+        if sim.data.lin_redo[0] == redo and hold == 0 and sim.data.lin_hold[0] == 0 and sim.data.lin_split[0] == split:
             assert [work[w] for w in FIXED] == [fixed[w] for w in FIXED], (name, sim.t, work, fixed)
             checked += 1
         else:
@@ -82,15 +82,17 @@ def test_every_communication_step_stays_within_its_worst_case(name, mode):
 
 
 def test_the_worst_case_adds_up():
-    """The bound of ROS34PW2 at 1.25 ms over 10.7 ms, the manipulator at full detail (5 friction joints,
-    constrained, no projection), counted by hand: 8 full steps, each ≤ its 4 evaluations + the damped redo's 2,
-    and a remainder step of 4 evaluations, plus 1 for the outputs: 8·6 + 4 + 1 = 53 evaluations; per friction
-    solve ≤ 30 + 1 Newton iterations and 4 + 11·30 residuals."""
+    """The bound of ROS34PW2 at 1.25 ms over 10.7 ms, the manipulator at full detail (5 friction joints with
+    LuGre bristles, constrained, no projection), counted by hand: 8 full steps, each ≤ its 4 evaluations and
+    14 damped ROS2 substeps of 2 (the step redone for its bristle error: 2 + 4 + 8 substeps down to an
+    eighth), 32 evaluations and 15 stage matrices; a remainder step of 4 evaluations, plus 1 for the outputs:
+    8·32 + 4 + 1 = 261 evaluations; per friction solve ≤ 30 + 1 Newton iterations and 4 + 11·30 residuals."""
     sim = simulator("manipulator")
+    assert sim.model.nz > 0
     w = worst_communication_step(sim, DT)
-    assert (w.steps, w.evaluations, w.stage_matrices, w.partitions) == (8 * 2 + 1, 53, 8 * 2 + 1, 53)
+    assert (w.steps, w.evaluations, w.stage_matrices, w.partitions) == (8 * 15 + 1, 261, 8 * 15 + 1, 261)
     assert (w.friction_solves, w.friction_iterations, w.friction_residuals, w.friction_most) == (
-        53, 53 * 31, 53 * 334, 31)
+        261, 261 * 31, 261 * 334, 31)
     assert (w.projections, w.projection_iterations) == (0, 0)
     assert StepCost.of_work(w.work()) == w
     assert worst_step(sim).friction_most == (worst_step(sim) * 8).friction_most == 31

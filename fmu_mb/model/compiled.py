@@ -200,6 +200,7 @@ DATA_SCHEMA = (
     _f("lin_J", "f8", (3, _V), "point Jacobian of a support, world rows"),
     _f("lin_n", "i8", 1, "size of the factored stage matrix (nv + independent rows)"),
     _f("lin_redo", "i8", 1, "low-damping ROS2 / ROS34PW2 steps redone by the damped ROS2 since the run started"),
+    _f("lin_split", "i8", 1, "damped ROS2 substeps tried for ROS34PW2 steps of too large a bristle error since the run started"),
     _f("lin_hold", "i8", 1, "steps the damped ROS2 still takes after a redone step (codes.ROS2_FALLBACK_TIME)"),
     _f("q_held", "i8", 1, "1 while a complex-step Jacobian's columns leave q as it was (kernels.jacobian): the "
        "evaluation keeps the position-only stages of the one before"),
