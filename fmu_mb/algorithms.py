@@ -71,7 +71,7 @@ def aba(model: Model, data: Data, q, v, tau, with_supports: bool = True) -> np.n
     _kin.forward_kinematics(m, d, q, v)
     _forces.passive_forces(m, d, q, v)
     _aba.aba_inertias(m, d)
-    _aba.aba_accelerations(m, d, tau, with_supports)
+    _aba.aba_accelerations(m, d, tau, with_supports, True)
     return data.qdd.copy()
 
 

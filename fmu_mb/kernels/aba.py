@@ -69,9 +69,9 @@ def aba_inertias(m, d):
 
 
 @njit(cache=True, error_model="numpy")
-def aba_accelerations(m, d, tau, with_external):
+def aba_accelerations(m, d, tau, with_external, reactions):
     """d.qdd for generalized forces ``tau`` (after aba_inertias), body accelerations
-    d.aw/al (ground at −g) and joint reaction wrenches d.fM/fF.
+    d.aw/al (ground at −g) and, with ``reactions``, joint reaction wrenches d.fM/fF.
 
     with_external: include the external wrenches d.extM/extF (supports)."""
     nb, parent, jtype, ax, dof, g = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof, m.gravity
@@ -131,6 +131,8 @@ def aba_accelerations(m, d, tau, with_external):
             else:
                 for r in range(3):
                     al[i, r] += ax[i, r] * s
+        if not reactions:
+            continue
         # reaction f_i = I^A_i a_i + p^A_i (the accelerations in scalars: the stores into fM/fF would reload them)
         b0, b1, b2, b3, b4, b5 = aw[i, 0], aw[i, 1], aw[i, 2], al[i, 0], al[i, 1], al[i, 2]
         for r in range(3):

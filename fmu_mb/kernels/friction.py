@@ -109,14 +109,12 @@ def law_slopes(code, par, k, v, z, vb):
 
 @njit(cache=True, error_model="numpy")
 def friction_laws(m, d, v, z):
-    """d.fric_coef, d.fric_visc, d.zdot for velocities v and bristle states z."""
-    nv, code, zidx, par = m.nv, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par
+    """d.fric_coef, d.fric_visc, d.zdot for velocities v and bristle states z (at the coordinates with a law,
+    m.fric_dofs: the others' coefficients stay the zeros Data starts with)."""
+    fd, code, zidx, par = m.fric_dofs, m.dof_fric_law, m.dof_fric_z, m.dof_fric_par
     coef, visc, zdot = d.fric_coef, d.fric_visc, d.zdot
-    for k in range(nv):
-        if code[k] == 0:
-            coef[k] = 0.0
-            visc[k] = 0.0
-            continue
+    for t in range(fd.shape[0]):
+        k = fd[t]
         zi = zidx[k]
         c, vis, zd = law(code[k], par, k, v[k], z[zi] if zi >= 0 else 0.0)
         coef[k] = c

@@ -20,7 +20,7 @@ from numba import njit
 
 from ..codes import Group, SolverOption, Work
 from .constrained import constrained_derivative
-from .dynamics import state_derivative
+from .dynamics import stage_derivative
 from .projection import project_after_step
 
 ALL_GROUPS = np.ones(len(Group), dtype=np.int64)      # project every constraint group
@@ -54,13 +54,13 @@ def rk4_step_tree(m, d, x, t, tau_drive, h):
     """One RK4 step of size h (s) of a mechanism without constraint rows, x in place."""
     xs, k1, k2, k3, k4 = d.xs, d.k1, d.k2, d.k3, d.k4
     d.work[Work.STEPS] += 1
-    state_derivative(m, d, x, tau_drive, k1)
+    stage_derivative(m, d, x, tau_drive, k1)
     _stage(xs, x, 0.5 * h, k1)
-    state_derivative(m, d, xs, tau_drive, k2)
+    stage_derivative(m, d, xs, tau_drive, k2)
     _stage(xs, x, 0.5 * h, k2)
-    state_derivative(m, d, xs, tau_drive, k3)
+    stage_derivative(m, d, xs, tau_drive, k3)
     _stage(xs, x, h, k3)
-    state_derivative(m, d, xs, tau_drive, k4)
+    stage_derivative(m, d, xs, tau_drive, k4)
     _combine(x, h, k1, k2, k3, k4)
 
 

@@ -31,79 +31,100 @@ def axis_rotation(a0, a1, a2, angle):
             a2 * a0 * t - a1 * s, a2 * a1 * t + a0 * s, c + a2 * a2 * t)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _placed_row(R0, i, r, j0, j1, j2, j3, j4, j5, j6, j7, j8):
+    """Row r of R0[i] times the 3×3 (j0 … j8, row-major)."""
+    return (R0[i, r, 0] * j0 + R0[i, r, 1] * j3 + R0[i, r, 2] * j6,
+            R0[i, r, 0] * j1 + R0[i, r, 1] * j4 + R0[i, r, 2] * j7,
+            R0[i, r, 0] * j2 + R0[i, r, 1] * j5 + R0[i, r, 2] * j8)
+
+
 @njit(cache=True, error_model="numpy")
 def forward_kinematics(m, d, q, v):
     """Fill placements (lR, lp, oR, op), velocities (w, vl) and the
-    velocity-product accelerations c = v_i × S_i q̇_i (cw, cl) of all bodies."""
+    velocity-product accelerations c = v_i × S_i q̇_i (cw, cl) of all bodies.
+
+    Each body's local placement, velocity and c are held in scalars and stored once (numba cannot tell the
+    arrays apart, so a value read after a store into another array is reloaded)."""
     nbody, parent, jtype, ax, R0, p0, dof = (m.nbody, m.body_parent, m.body_jtype, m.body_axis,
                                              m.body_R0, m.body_p0, m.body_dof)
     lR, lp, oR, op, w, vl, cw, cl = d.lR, d.lp, d.oR, d.op, d.w, d.vl, d.cw, d.cl
     for i in range(nbody):
         jt = jtype[i]
         # local placement: joint frame placement times the joint motion
+        px, py, pz = p0[i, 0], p0[i, 1], p0[i, 2]
         if jt == JointType.REVOLUTE:
-            Rj = axis_rotation(ax[i, 0], ax[i, 1], ax[i, 2], q[dof[i]])
-            for r in range(3):
-                for c in range(3):
-                    lR[i, r, c] = R0[i, r, 0] * Rj[c] + R0[i, r, 1] * Rj[3 + c] + R0[i, r, 2] * Rj[6 + c]
-                lp[i, r] = p0[i, r]
-        elif jt == JointType.PRISMATIC:
-            s = q[dof[i]]
-            for r in range(3):
-                for c in range(3):
-                    lR[i, r, c] = R0[i, r, c]
-                lp[i, r] = p0[i, r] + s * (R0[i, r, 0] * ax[i, 0] + R0[i, r, 1] * ax[i, 1] + R0[i, r, 2] * ax[i, 2])
+            j0, j1, j2, j3, j4, j5, j6, j7, j8 = axis_rotation(ax[i, 0], ax[i, 1], ax[i, 2], q[dof[i]])
+            l00, l01, l02 = _placed_row(R0, i, 0, j0, j1, j2, j3, j4, j5, j6, j7, j8)
+            l10, l11, l12 = _placed_row(R0, i, 1, j0, j1, j2, j3, j4, j5, j6, j7, j8)
+            l20, l21, l22 = _placed_row(R0, i, 2, j0, j1, j2, j3, j4, j5, j6, j7, j8)
         else:
-            for r in range(3):
-                for c in range(3):
-                    lR[i, r, c] = R0[i, r, c]
-                lp[i, r] = p0[i, r]
+            l00, l01, l02 = R0[i, 0, 0], R0[i, 0, 1], R0[i, 0, 2]
+            l10, l11, l12 = R0[i, 1, 0], R0[i, 1, 1], R0[i, 1, 2]
+            l20, l21, l22 = R0[i, 2, 0], R0[i, 2, 1], R0[i, 2, 2]
+            if jt == JointType.PRISMATIC:
+                sq = q[dof[i]]
+                px = px + sq * (R0[i, 0, 0] * ax[i, 0] + R0[i, 0, 1] * ax[i, 1] + R0[i, 0, 2] * ax[i, 2])
+                py = py + sq * (R0[i, 1, 0] * ax[i, 0] + R0[i, 1, 1] * ax[i, 1] + R0[i, 1, 2] * ax[i, 2])
+                pz = pz + sq * (R0[i, 2, 0] * ax[i, 0] + R0[i, 2, 1] * ax[i, 1] + R0[i, 2, 2] * ax[i, 2])
+        lR[i, 0, 0], lR[i, 0, 1], lR[i, 0, 2] = l00, l01, l02
+        lR[i, 1, 0], lR[i, 1, 1], lR[i, 1, 2] = l10, l11, l12
+        lR[i, 2, 0], lR[i, 2, 1], lR[i, 2, 2] = l20, l21, l22
+        lp[i, 0], lp[i, 1], lp[i, 2] = px, py, pz
         p = parent[i]
         if p < 0:
-            for r in range(3):
-                for c in range(3):
-                    oR[i, r, c] = lR[i, r, c]
-                op[i, r] = lp[i, r]
-                w[i, r] = 0.0
-                vl[i, r] = 0.0
+            oR[i, 0, 0], oR[i, 0, 1], oR[i, 0, 2] = l00, l01, l02
+            oR[i, 1, 0], oR[i, 1, 1], oR[i, 1, 2] = l10, l11, l12
+            oR[i, 2, 0], oR[i, 2, 1], oR[i, 2, 2] = l20, l21, l22
+            op[i, 0], op[i, 1], op[i, 2] = px, py, pz
+            w0, w1, w2 = 0.0, 0.0, 0.0
+            v0, v1, v2 = 0.0, 0.0, 0.0
         else:
             for r in range(3):
-                for c in range(3):
-                    oR[i, r, c] = oR[p, r, 0] * lR[i, 0, c] + oR[p, r, 1] * lR[i, 1, c] + oR[p, r, 2] * lR[i, 2, c]
-                op[i, r] = op[p, r] + oR[p, r, 0] * lp[i, 0] + oR[p, r, 1] * lp[i, 1] + oR[p, r, 2] * lp[i, 2]
+                o0, o1, o2 = oR[p, r, 0], oR[p, r, 1], oR[p, r, 2]
+                oR[i, r, 0] = o0 * l00 + o1 * l10 + o2 * l20
+                oR[i, r, 1] = o0 * l01 + o1 * l11 + o2 * l21
+                oR[i, r, 2] = o0 * l02 + o1 * l12 + o2 * l22
+                op[i, r] = op[p, r] + o0 * px + o1 * py + o2 * pz
             # linear velocity at the child origin in parent coordinates: v_p + ω_p × p
-            tx = vl[p, 0] + w[p, 1] * lp[i, 2] - w[p, 2] * lp[i, 1]
-            ty = vl[p, 1] + w[p, 2] * lp[i, 0] - w[p, 0] * lp[i, 2]
-            tz = vl[p, 2] + w[p, 0] * lp[i, 1] - w[p, 1] * lp[i, 0]
-            for r in range(3):
-                w[i, r] = lR[i, 0, r] * w[p, 0] + lR[i, 1, r] * w[p, 1] + lR[i, 2, r] * w[p, 2]
-                vl[i, r] = lR[i, 0, r] * tx + lR[i, 1, r] * ty + lR[i, 2, r] * tz
-        for r in range(3):
-            cw[i, r] = 0.0
-            cl[i, r] = 0.0
+            pw0, pw1, pw2 = w[p, 0], w[p, 1], w[p, 2]
+            tx = vl[p, 0] + pw1 * pz - pw2 * py
+            ty = vl[p, 1] + pw2 * px - pw0 * pz
+            tz = vl[p, 2] + pw0 * py - pw1 * px
+            w0 = l00 * pw0 + l10 * pw1 + l20 * pw2
+            w1 = l01 * pw0 + l11 * pw1 + l21 * pw2
+            w2 = l02 * pw0 + l12 * pw1 + l22 * pw2
+            v0 = l00 * tx + l10 * ty + l20 * tz
+            v1 = l01 * tx + l11 * ty + l21 * tz
+            v2 = l02 * tx + l12 * ty + l22 * tz
+        c0, c1, c2, c3, c4, c5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         if jt == JointType.REVOLUTE:
             qd = v[dof[i]]
             a0, a1, a2 = ax[i, 0] * qd, ax[i, 1] * qd, ax[i, 2] * qd
             # c = v_i × (a q̇, 0): (ω × a q̇, v × a q̇)
-            cw[i, 0] = w[i, 1] * a2 - w[i, 2] * a1
-            cw[i, 1] = w[i, 2] * a0 - w[i, 0] * a2
-            cw[i, 2] = w[i, 0] * a1 - w[i, 1] * a0
-            cl[i, 0] = vl[i, 1] * a2 - vl[i, 2] * a1
-            cl[i, 1] = vl[i, 2] * a0 - vl[i, 0] * a2
-            cl[i, 2] = vl[i, 0] * a1 - vl[i, 1] * a0
-            w[i, 0] += a0
-            w[i, 1] += a1
-            w[i, 2] += a2
+            c0 = w1 * a2 - w2 * a1
+            c1 = w2 * a0 - w0 * a2
+            c2 = w0 * a1 - w1 * a0
+            c3 = v1 * a2 - v2 * a1
+            c4 = v2 * a0 - v0 * a2
+            c5 = v0 * a1 - v1 * a0
+            w0 += a0
+            w1 += a1
+            w2 += a2
         elif jt == JointType.PRISMATIC:
             qd = v[dof[i]]
             a0, a1, a2 = ax[i, 0] * qd, ax[i, 1] * qd, ax[i, 2] * qd
             # c = v_i × (0, a q̇) = (0, ω × a q̇)
-            cl[i, 0] = w[i, 1] * a2 - w[i, 2] * a1
-            cl[i, 1] = w[i, 2] * a0 - w[i, 0] * a2
-            cl[i, 2] = w[i, 0] * a1 - w[i, 1] * a0
-            vl[i, 0] += a0
-            vl[i, 1] += a1
-            vl[i, 2] += a2
+            c3 = w1 * a2 - w2 * a1
+            c4 = w2 * a0 - w0 * a2
+            c5 = w0 * a1 - w1 * a0
+            v0 += a0
+            v1 += a1
+            v2 += a2
+        w[i, 0], w[i, 1], w[i, 2] = w0, w1, w2
+        vl[i, 0], vl[i, 1], vl[i, 2] = v0, v1, v2
+        cw[i, 0], cw[i, 1], cw[i, 2] = c0, c1, c2
+        cl[i, 0], cl[i, 1], cl[i, 2] = c3, c4, c5
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -55,7 +55,7 @@ from ..codes import (BRISTLE_STEP_TOLERANCE, BRISTLE_SUBSTEP_DEPTH, ROS2_FALLBAC
                      SolverOption, Work)
 from .constrained import constrained_derivative
 from .crba import crba
-from .dynamics import state_derivative
+from .dynamics import stage_derivative
 from .integrators import ALL_GROUPS, finite
 from .linear_stage import stage_matrix, stage_solve
 from .projection import project_after_step
@@ -119,12 +119,12 @@ def ros2_step_tree(m, d, x, t, tau_drive, h):
     """One ROS2 step of size h (s) of a mechanism without constraint rows, x in place (NaN if
     the stage matrix is singular)."""
     d.work[Work.STEPS] += 1
-    state_derivative(m, d, x, tau_drive, d.k3)
+    stage_derivative(m, d, x, tau_drive, d.k3)
     crba(m, d)                                   # M(q); the kinematics are x's
     if not _first_stage(m, d, x, h):
         _fail(x)
         return
-    state_derivative(m, d, d.xs, tau_drive, d.k3)
+    stage_derivative(m, d, d.xs, tau_drive, d.k3)
     _advance(m, d, x, h)
 
 
@@ -155,7 +155,7 @@ def _evaluate(m, d, xs, t, tau_drive, f, constrained):
     if constrained:
         constrained_derivative(m, d, xs, t, tau_drive, f)
     else:
-        state_derivative(m, d, xs, tau_drive, f)
+        stage_derivative(m, d, xs, tau_drive, f)
 
 
 @njit(cache=True, error_model="numpy")

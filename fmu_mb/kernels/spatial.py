@@ -78,7 +78,7 @@ def motion_to_child(lR, lp, i, wx, wy, wz, vx, vy, vz):
             lR[i, 0, 2] * tx + lR[i, 1, 2] * ty + lR[i, 2, 2] * tz)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def spatial_inertia(mass, com, Ic, i, out):
     """out[i] = 6×6 spatial inertia of body i about its origin, (angular, linear) order.
 
@@ -138,7 +138,7 @@ def _rotated_block(Ia, i, r0, c0, lR):
             R20 * y00 + R21 * y10 + R22 * y20, R20 * y01 + R21 * y11 + R22 * y21, R20 * y02 + R21 * y12 + R22 * y22)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def add_inertia_to_parent(lR, lp, i, Ia, p, IA):
     """IA[p] += Xᵀ·Ia[i]·X: the 6×6 (articulated) inertia of body i, placed at
     (lR[i], lp[i]) in its parent p, expressed about the parent origin.
