@@ -15,8 +15,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..codes import JointType
-from .rnea import body_acceleration
-from .spatial import add_inertia_to_parent, force_to_parent, spatial_inertia, velocity_product
+from .spatial import add_inertia_to_parent, force_to_parent, motion_to_child, spatial_inertia, velocity_product
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -118,23 +117,32 @@ def aba_accelerations(m, d, tau, with_external, reactions):
             pA[p, 4] += f1
             pA[p, 5] += f2
     for i in range(nb):
-        body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, 0.0)
+        # a_i = X a_parent + c_i (+ S q̈_i), in scalars, stored once (stores into aw/al would reload them)
+        p = parent[i]
+        if p < 0:
+            pw0, pw1, pw2, pl0, pl1, pl2 = 0.0, 0.0, 0.0, -g[0], -g[1], -g[2]
+        else:
+            pw0, pw1, pw2, pl0, pl1, pl2 = aw[p, 0], aw[p, 1], aw[p, 2], al[p, 0], al[p, 1], al[p, 2]
+        a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, pw0, pw1, pw2, pl0, pl1, pl2)
+        b0, b1, b2 = a0 + cw[i, 0], a1 + cw[i, 1], a2 + cw[i, 2]
+        b3, b4, b5 = l0 + cl[i, 0], l1 + cl[i, 1], l2 + cl[i, 2]
         jt = jtype[i]
         if jt != JointType.FIXED:
-            ua = (U[i, 0] * aw[i, 0] + U[i, 1] * aw[i, 1] + U[i, 2] * aw[i, 2]
-                  + U[i, 3] * al[i, 0] + U[i, 4] * al[i, 1] + U[i, 5] * al[i, 2])
+            ua = U[i, 0] * b0 + U[i, 1] * b1 + U[i, 2] * b2 + U[i, 3] * b3 + U[i, 4] * b4 + U[i, 5] * b5
             s = (u[i] - ua) / D[i]
             qdd[dof[i]] = s
             if jt == JointType.REVOLUTE:
-                for r in range(3):
-                    aw[i, r] += ax[i, r] * s
+                b0 += ax[i, 0] * s
+                b1 += ax[i, 1] * s
+                b2 += ax[i, 2] * s
             else:
-                for r in range(3):
-                    al[i, r] += ax[i, r] * s
+                b3 += ax[i, 0] * s
+                b4 += ax[i, 1] * s
+                b5 += ax[i, 2] * s
+        aw[i, 0], aw[i, 1], aw[i, 2], al[i, 0], al[i, 1], al[i, 2] = b0, b1, b2, b3, b4, b5
         if not reactions:
             continue
-        # reaction f_i = I^A_i a_i + p^A_i (the accelerations in scalars: the stores into fM/fF would reload them)
-        b0, b1, b2, b3, b4, b5 = aw[i, 0], aw[i, 1], aw[i, 2], al[i, 0], al[i, 1], al[i, 2]
+        # reaction f_i = I^A_i a_i + p^A_i
         for r in range(3):
             fM[i, r] = pA[i, r] + _row_times(IA, i, r, b0, b1, b2, b3, b4, b5)
             fF[i, r] = pA[i, 3 + r] + _row_times(IA, i, 3 + r, b0, b1, b2, b3, b4, b5)
