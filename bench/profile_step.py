@@ -75,7 +75,7 @@ def _aba_inertias(m, d, x, n):
 @njit
 def _friction_solve(m, d, x, n):
     for _ in range(n):
-        solve_with_friction(m, d)
+        solve_with_friction(m, d, True)
 
 
 @njit
