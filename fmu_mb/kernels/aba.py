@@ -15,7 +15,8 @@ from __future__ import annotations
 from numba import njit
 
 from ..codes import JointType
-from .spatial import add_inertia_to_parent, force_to_parent, motion_to_child, spatial_inertia, velocity_product
+from .rnea import acceleration_from_parent
+from .spatial import add_inertia_to_parent, force_to_parent, spatial_inertia, velocity_product
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -118,12 +119,7 @@ def aba_accelerations(m, d, tau, with_external, reactions):
             pA[p, 5] += f2
     for i in range(nb):
         # a_i = X a_parent + c_i (+ S q̈_i), in scalars, stored once (stores into aw/al would reload them)
-        p = parent[i]
-        if p < 0:
-            pw0, pw1, pw2, pl0, pl1, pl2 = 0.0, 0.0, 0.0, -g[0], -g[1], -g[2]
-        else:
-            pw0, pw1, pw2, pl0, pl1, pl2 = aw[p, 0], aw[p, 1], aw[p, 2], al[p, 0], al[p, 1], al[p, 2]
-        a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, pw0, pw1, pw2, pl0, pl1, pl2)
+        a0, a1, a2, l0, l1, l2 = acceleration_from_parent(parent, g, lR, lp, aw, al, i)
         b0, b1, b2 = a0 + cw[i, 0], a1 + cw[i, 1], a2 + cw[i, 2]
         b3, b4, b5 = l0 + cl[i, 0], l1 + cl[i, 1], l2 + cl[i, 2]
         jt = jtype[i]

@@ -24,7 +24,7 @@ from numba import njit
 
 from ..codes import JointType, RowKind, RowSide, SolverOption
 from .kinematics import forward_kinematics
-from .spatial import motion_to_child
+from .spatial import cross, motion_to_child
 from .trajectory import eval_trajectory, seeded_time
 
 
@@ -36,11 +36,6 @@ def to_world(oR, b, x, y, z):
     return (oR[b, 0, 0] * x + oR[b, 0, 1] * y + oR[b, 0, 2] * z,
             oR[b, 1, 0] * x + oR[b, 1, 1] * y + oR[b, 1, 2] * z,
             oR[b, 2, 0] * x + oR[b, 2, 1] * y + oR[b, 2, 2] * z)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _cross(a0, a1, a2, b0, b1, b2):
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 @njit(cache=True, error_model="numpy")
@@ -55,12 +50,12 @@ def _point_kinematics(oR, op, w, vl, aw0, al0, b, px, py, pz, out):
             out[r, 2] = 0.0
         return
     w0, w1, w2 = w[b, 0], w[b, 1], w[b, 2]
-    c0, c1, c2 = _cross(w0, w1, w2, px, py, pz)
+    c0, c1, c2 = cross(w0, w1, w2, px, py, pz)
     v0, v1, v2 = vl[b, 0] + c0, vl[b, 1] + c1, vl[b, 2] + c2          # body-frame point velocity
     # classical point acceleration a_O + α×p + ω×(ω×p) with a_O = a_spatial + ω×v_O,
     # i.e. a_spatial + α×p + ω×v_p
-    a0, a1, a2 = _cross(aw0[b, 0], aw0[b, 1], aw0[b, 2], px, py, pz)
-    e0, e1, e2 = _cross(w0, w1, w2, v0, v1, v2)
+    a0, a1, a2 = cross(aw0[b, 0], aw0[b, 1], aw0[b, 2], px, py, pz)
+    e0, e1, e2 = cross(w0, w1, w2, v0, v1, v2)
     a0 += al0[b, 0] + e0
     a1 += al0[b, 1] + e1
     a2 += al0[b, 2] + e2
@@ -108,7 +103,7 @@ def add_wrench_row(parent, jtype, dof, jaxis, op, C, k, b, M0, M1, M2, F0, F1, F
         jt = jtype[i]
         if jt == JointType.REVOLUTE:
             s0, s1, s2 = jaxis[i, 0], jaxis[i, 1], jaxis[i, 2]
-            c0, c1, c2 = _cross(s0, s1, s2, P0 - op[i, 0], P1 - op[i, 1], P2 - op[i, 2])
+            c0, c1, c2 = cross(s0, s1, s2, P0 - op[i, 0], P1 - op[i, 1], P2 - op[i, 2])
             C[k, dof[i]] += sign * (M0 * s0 + M1 * s1 + M2 * s2 + F0 * c0 + F1 * c1 + F2 * c2)
         elif jt == JointType.PRISMATIC:
             C[k, dof[i]] += sign * (F0 * jaxis[i, 0] + F1 * jaxis[i, 1] + F2 * jaxis[i, 2])
@@ -174,15 +169,15 @@ def constraint_terms(m, d, q, v, t):
                 w0, w1, w2 = KB[3, 0], KB[3, 1], KB[3, 2]
                 rb0, rb1, rb2 = KB[0, 0], KB[0, 1], KB[0, 2]
                 dx0, dx1, dx2 = ra0 - rb0, ra1 - rb1, ra2 - rb2
-                c0, c1, c2 = _cross(w0, w1, w2, dx0, dx1, dx2)
+                c0, c1, c2 = cross(w0, w1, w2, dx0, dx1, dx2)
                 vb0, vb1, vb2 = KB[1, 0] + c0, KB[1, 1] + c1, KB[1, 2] + c2
                 al0_, al1_, al2_ = KB[4, 0], KB[4, 1], KB[4, 2]
-                h0, h1, h2 = _cross(al0_, al1_, al2_, dx0, dx1, dx2)
-                i0, i1, i2 = _cross(w0, w1, w2, c0, c1, c2)
+                h0, h1, h2 = cross(al0_, al1_, al2_, dx0, dx1, dx2)
+                i0, i1, i2 = cross(w0, w1, w2, c0, c1, c2)
                 ab0, ab1, ab2 = KB[2, 0] + h0 + i0, KB[2, 1] + h1 + i1, KB[2, 2] + h2 + i2
                 pb0, pb1, pb2 = ra0, ra1, ra2
                 dv0, dv1, dv2 = va0 - vb0, va1 - vb1, va2 - vb2
-                we0, we1, we2 = _cross(w0, w1, w2, e0, e1, e2)
+                we0, we1, we2 = cross(w0, w1, w2, e0, e1, e2)
                 phi[k] = e0 * dx0 + e1 * dx1 + e2 * dx2 - g[k, 0]
                 ddphi0 = 2.0 * (we0 * dv0 + we1 * dv1 + we2 * dv2) + e0 * (aa0 - ab0) + e1 * (aa1 - ab1) \
                     + e2 * (aa2 - ab2) - g[k, 2]
@@ -196,9 +191,9 @@ def constraint_terms(m, d, q, v, t):
                 else:
                     phi[k] = 0.0
                     if sd == RowSide.A:
-                        we0, we1, we2 = _cross(KA[3, 0], KA[3, 1], KA[3, 2], e0, e1, e2)
+                        we0, we1, we2 = cross(KA[3, 0], KA[3, 1], KA[3, 2], e0, e1, e2)
                     elif sd == RowSide.B:
-                        we0, we1, we2 = _cross(KB[3, 0], KB[3, 1], KB[3, 2], e0, e1, e2)
+                        we0, we1, we2 = cross(KB[3, 0], KB[3, 1], KB[3, 2], e0, e1, e2)
                     else:
                         we0, we1, we2 = 0.0, 0.0, 0.0
                     ddphi0 = we0 * dv0 + we1 * dv1 + we2 * dv2 + e0 * da0 + e1 * da1 + e2 * da2 - g[k, 1]
@@ -208,13 +203,13 @@ def constraint_terms(m, d, q, v, t):
         elif kd == RowKind.ORI:
             u0, u1, u2 = to_world(oR, a, cu[k, 0], cu[k, 1], cu[k, 2])
             v0, v1, v2 = to_world(oR, b, cv[k, 0], cv[k, 1], cv[k, 2])
-            n0, n1, n2 = _cross(u0, u1, u2, v0, v1, v2)
+            n0, n1, n2 = cross(u0, u1, u2, v0, v1, v2)
             wa0, wa1, wa2 = KA[3, 0], KA[3, 1], KA[3, 2]
             wb0, wb1, wb2 = KB[3, 0], KB[3, 1], KB[3, 2]
-            x0, x1, x2 = _cross(wa0, wa1, wa2, u0, u1, u2)
-            y0, y1, y2 = _cross(x0, x1, x2, v0, v1, v2)              # (ω_a × u) × v
-            z0, z1, z2 = _cross(wb0, wb1, wb2, v0, v1, v2)
-            h0, h1, h2 = _cross(u0, u1, u2, z0, z1, z2)              # u × (ω_b × v)
+            x0, x1, x2 = cross(wa0, wa1, wa2, u0, u1, u2)
+            y0, y1, y2 = cross(x0, x1, x2, v0, v1, v2)              # (ω_a × u) × v
+            z0, z1, z2 = cross(wb0, wb1, wb2, v0, v1, v2)
+            h0, h1, h2 = cross(u0, u1, u2, z0, z1, z2)              # u × (ω_b × v)
             phi[k] = u0 * v0 + u1 * v1 + u2 * v2 - g[k, 0]
             ddphi0 = (KA[4, 0] - KB[4, 0]) * n0 + (KA[4, 1] - KB[4, 1]) * n1 + (KA[4, 2] - KB[4, 2]) * n2 \
                 + (wa0 - wb0) * (y0 + h0) + (wa1 - wb1) * (y1 + h1) + (wa2 - wb2) * (y2 + h2) - g[k, 2]
@@ -279,7 +274,7 @@ def constraint_wrenches(m, d, lam):
                 r0, r1, r2 = wpa[k, 0] - op[b, 0], wpa[k, 1] - op[b, 1], wpa[k, 2] - op[b, 2]
             else:
                 r0, r1, r2 = wpb[k, 0] - op[b, 0], wpb[k, 1] - op[b, 1], wpb[k, 2] - op[b, 2]
-            t0, t1, t2 = _cross(r0, r1, r2, F0, F1, F2)
+            t0, t1, t2 = cross(r0, r1, r2, F0, F1, F2)
             M0, M1, M2 = s * wM[k, 0] + t0, s * wM[k, 1] + t1, s * wM[k, 2] + t2
             for c in range(3):
                 cF[b, c] += oR[b, 0, c] * F0 + oR[b, 1, c] * F1 + oR[b, 2, c] * F2

@@ -18,6 +18,7 @@ from numba import njit
 
 from ..codes import JointType
 from .scalar import cos, sin
+from .spatial import cross, motion_to_child
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -86,28 +87,14 @@ def forward_kinematics(m, d, q, v):
                 oR[i, r, 1] = o0 * l01 + o1 * l11 + o2 * l21
                 oR[i, r, 2] = o0 * l02 + o1 * l12 + o2 * l22
                 op[i, r] = op[p, r] + o0 * px + o1 * py + o2 * pz
-            # linear velocity at the child origin in parent coordinates: v_p + ω_p × p
-            pw0, pw1, pw2 = w[p, 0], w[p, 1], w[p, 2]
-            tx = vl[p, 0] + pw1 * pz - pw2 * py
-            ty = vl[p, 1] + pw2 * px - pw0 * pz
-            tz = vl[p, 2] + pw0 * py - pw1 * px
-            w0 = l00 * pw0 + l10 * pw1 + l20 * pw2
-            w1 = l01 * pw0 + l11 * pw1 + l21 * pw2
-            w2 = l02 * pw0 + l12 * pw1 + l22 * pw2
-            v0 = l00 * tx + l10 * ty + l20 * tz
-            v1 = l01 * tx + l11 * ty + l21 * tz
-            v2 = l02 * tx + l12 * ty + l22 * tz
+            w0, w1, w2, v0, v1, v2 = motion_to_child(lR, lp, i, w[p, 0], w[p, 1], w[p, 2], vl[p, 0], vl[p, 1], vl[p, 2])
         c0, c1, c2, c3, c4, c5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         if jt == JointType.REVOLUTE:
             qd = v[dof[i]]
             a0, a1, a2 = ax[i, 0] * qd, ax[i, 1] * qd, ax[i, 2] * qd
             # c = v_i × (a q̇, 0): (ω × a q̇, v × a q̇)
-            c0 = w1 * a2 - w2 * a1
-            c1 = w2 * a0 - w0 * a2
-            c2 = w0 * a1 - w1 * a0
-            c3 = v1 * a2 - v2 * a1
-            c4 = v2 * a0 - v0 * a2
-            c5 = v0 * a1 - v1 * a0
+            c0, c1, c2 = cross(w0, w1, w2, a0, a1, a2)
+            c3, c4, c5 = cross(v0, v1, v2, a0, a1, a2)
             w0 += a0
             w1 += a1
             w2 += a2
@@ -115,9 +102,7 @@ def forward_kinematics(m, d, q, v):
             qd = v[dof[i]]
             a0, a1, a2 = ax[i, 0] * qd, ax[i, 1] * qd, ax[i, 2] * qd
             # c = v_i × (0, a q̇) = (0, ω × a q̇)
-            c3 = w1 * a2 - w2 * a1
-            c4 = w2 * a0 - w0 * a2
-            c5 = w0 * a1 - w1 * a0
+            c3, c4, c5 = cross(w0, w1, w2, a0, a1, a2)
             v0 += a0
             v1 += a1
             v2 += a2

@@ -280,27 +280,39 @@ def bristle_error(m, d, h, third_order):
 
 
 @njit(cache=True, error_model="numpy")
+def _save(d, x):
+    """Keep x in d.lin_x0 and return the friction-failure count, for :func:`_restore`."""
+    x0 = d.lin_x0
+    for i in range(x.shape[0]):
+        x0[i] = x[i]
+    return d.fric_fail[0]
+
+
+@njit(cache=True, error_model="numpy")
+def _restore(d, x, fails):
+    """Back to the x :func:`_save` kept; the discarded step's friction solves do not count."""
+    x0 = d.lin_x0
+    for i in range(x.shape[0]):
+        x[i] = x0[i]
+    d.fric_fail[0] = fails
+
+
+@njit(cache=True, error_model="numpy")
 def _guarded_step(m, d, x, t, tau_drive, h, constrained, third_order):
     """One guarded step of size h from t (see :func:`_guarded_steps`), x in place."""
-    x0, hold = d.lin_x0, d.lin_hold
+    hold = d.lin_hold
     if hold[0] > 0:                                 # within ROS2_FALLBACK_TIME of a redone step
         _damped_step(m, d, x, t, tau_drive, h, constrained)
         hold[0] -= 1
         return
-    fails = d.fric_fail[0]
-    for i in range(x.shape[0]):
-        x0[i] = x[i]
+    fails = _save(d, x)
     _one_step(m, d, x, t, tau_drive, h, constrained, third_order)
     if third_order and m.nz > 0 and not bristle_error(m, d, h, True) <= 1.0:
-        for i in range(x.shape[0]):
-            x[i] = x0[i]
-        d.fric_fail[0] = fails
+        _restore(d, x, fails)
         _split_damped(m, d, x, t, tau_drive, h, constrained)
         return
     if not (finite(x) and bristles_bounded(m, x)):
-        for i in range(x.shape[0]):
-            x[i] = x0[i]
-        d.fric_fail[0] = fails                      # the discarded step's friction solves do not count
+        _restore(d, x, fails)
         _damped_step(m, d, x, t, tau_drive, h, constrained)
         d.lin_redo[0] += 1
         hold[0] = fallback_steps(h)
@@ -311,22 +323,17 @@ def _split_damped(m, d, x, t, tau_drive, h, constrained):
     """The step of size h from t as damped ROS2 substeps: halves, each halved again while its bristle-error
     estimate exceeds BRISTLE_STEP_TOLERANCE, down to h / 2**BRISTLE_SUBSTEP_DEPTH. A binary tree walked in
     order: a node is tried once and kept or replaced by its two halves, at most 2**(D+1) − 2 tries."""
-    x0 = d.lin_x0
     depth = BRISTLE_SUBSTEP_DEPTH
     leaves = 1 << depth
     pos, level = 0, 1
     while pos < leaves:
         size = 1 << (depth - level)
         ts, hs = t + h * pos / leaves, h * size / leaves
-        fails = d.fric_fail[0]
-        for i in range(x.shape[0]):
-            x0[i] = x[i]
+        fails = _save(d, x)
         _damped_step(m, d, x, ts, tau_drive, hs, constrained)
         d.lin_split[0] += 1
         if level < depth and not bristle_error(m, d, hs, False) <= 1.0:
-            for i in range(x.shape[0]):
-                x[i] = x0[i]
-            d.fric_fail[0] = fails
+            _restore(d, x, fails)
             level += 1
             continue
         pos += size

@@ -19,14 +19,18 @@ from .spatial import force_to_parent, inertia_times, motion_to_child, velocity_p
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, s):
-    """aw[i], al[i] from the parent's acceleration (ground: −g), c_i and the joint acceleration s."""
+def acceleration_from_parent(parent, g, lR, lp, aw, al, i):
+    """The parent's acceleration (ground: −g, gravity as a base acceleration) in body i's frame, X_i a_p."""
     p = parent[i]
     if p < 0:
-        pw0, pw1, pw2, pl0, pl1, pl2 = 0.0, 0.0, 0.0, -g[0], -g[1], -g[2]
-    else:
-        pw0, pw1, pw2, pl0, pl1, pl2 = aw[p, 0], aw[p, 1], aw[p, 2], al[p, 0], al[p, 1], al[p, 2]
-    a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, pw0, pw1, pw2, pl0, pl1, pl2)
+        return motion_to_child(lR, lp, i, 0.0, 0.0, 0.0, -g[0], -g[1], -g[2])
+    return motion_to_child(lR, lp, i, aw[p, 0], aw[p, 1], aw[p, 2], al[p, 0], al[p, 1], al[p, 2])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def body_acceleration(parent, jtype, ax, g, lR, lp, cw, cl, aw, al, i, s):
+    """aw[i], al[i] from the parent's acceleration (ground: −g), c_i and the joint acceleration s."""
+    a0, a1, a2, l0, l1, l2 = acceleration_from_parent(parent, g, lR, lp, aw, al, i)
     aw[i, 0] = a0 + cw[i, 0]
     aw[i, 1] = a1 + cw[i, 1]
     aw[i, 2] = a2 + cw[i, 2]
@@ -112,12 +116,7 @@ def bias_forces(m, d, with_velocity, out):
     lR, lp, cw, cl, w, vl = d.lR, d.lp, d.cw, d.cl, d.w, d.vl
     aw, al, fM, fF = d.dyn_aw, d.dyn_al, d.dyn_fM, d.dyn_fF
     for i in range(nb):
-        p = parent[i]
-        if p < 0:                                   # gravity folded in: the ground accelerates at −g
-            a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, 0.0, 0.0, 0.0, -g[0], -g[1], -g[2])
-        else:
-            a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, aw[p, 0], aw[p, 1], aw[p, 2],
-                                                     al[p, 0], al[p, 1], al[p, 2])
+        a0, a1, a2, l0, l1, l2 = acceleration_from_parent(parent, g, lR, lp, aw, al, i)   # (gravity folded in)
         if with_velocity:
             a0, a1, a2 = a0 + cw[i, 0], a1 + cw[i, 1], a2 + cw[i, 2]
             l0, l1, l2 = l0 + cl[i, 0], l1 + cl[i, 1], l2 + cl[i, 2]

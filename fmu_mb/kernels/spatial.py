@@ -65,6 +65,12 @@ def force_to_parent(lR, lp, i, nx, ny, nz, fx, fy, fz):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def cross(a0, a1, a2, b0, b1, b2):
+    """a × b of two 3-vectors given by their components."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def motion_to_child(lR, lp, i, wx, wy, wz, vx, vy, vz):
     """Parent-frame spatial motion (ω, v) expressed in body i's frame."""
     tx = vx + wy * lp[i, 2] - wz * lp[i, 1]
