@@ -15,8 +15,8 @@ from __future__ import annotations
 from numba import njit
 
 from ..codes import JointType
-from .rnea import acceleration_from_parent
-from .spatial import add_inertia_to_parent, force_to_parent, spatial_inertia, velocity_product
+from .rnea import acceleration_from_parent, acceleration_from_parent_z
+from .spatial import add_inertia_to_parent, add_inertia_to_parent_z, force_to_parent, force_to_parent_z, spatial_inertia, velocity_product
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -32,26 +32,32 @@ def aba_inertias(m, d):
     plus the drive's armature, Featherstone's treatment of a rotor on the joint).
 
     Needs forward_kinematics (lR, lp)."""
-    nb, parent, jtype, ax, dof = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof
+    nb, parent, jtype, ax, axk, dof = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_axis_k, m.body_dof
     mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
-    IA, Ia, U, D, lR, lp = d.IA, d.Ia, d.U, d.D, d.lR, d.lp
+    IA, Ia, U, D, lR, lp, rotz = d.IA, d.Ia, d.U, d.D, d.lR, d.lp, m.body_rot_z
     for i in range(nb):
         spatial_inertia(mass, com, Ic, i, IA)
     for i in range(nb - 1, -1, -1):
         jt = jtype[i]
         if jt != JointType.FIXED:
             off = 0 if jt == JointType.REVOLUTE else 3
-            a0, a1, a2 = ax[i, 0], ax[i, 1], ax[i, 2]
             # U = I^A S and D = Sᵀ U, then I^a = I^A − U Uᵀ / D, U in scalars (stores into U or Ia would reload it)
-            u0 = IA[i, 0, off] * a0 + IA[i, 0, off + 1] * a1 + IA[i, 0, off + 2] * a2
-            u1 = IA[i, 1, off] * a0 + IA[i, 1, off + 1] * a1 + IA[i, 1, off + 2] * a2
-            u2 = IA[i, 2, off] * a0 + IA[i, 2, off + 1] * a1 + IA[i, 2, off + 2] * a2
-            u3 = IA[i, 3, off] * a0 + IA[i, 3, off + 1] * a1 + IA[i, 3, off + 2] * a2
-            u4 = IA[i, 4, off] * a0 + IA[i, 4, off + 1] * a1 + IA[i, 4, off + 2] * a2
-            u5 = IA[i, 5, off] * a0 + IA[i, 5, off + 1] * a1 + IA[i, 5, off + 2] * a2
+            if axk[i] >= 0:                     # S = e_(off + k): U is a column of I^A (the same bits)
+                c = off + axk[i]
+                u0, u1, u2, u3, u4, u5 = IA[i, 0, c], IA[i, 1, c], IA[i, 2, c], IA[i, 3, c], IA[i, 4, c], IA[i, 5, c]
+                ur = (u0, u1, u2, u3, u4, u5)
+                Di = ur[c] + m.dof_armature[dof[i]]
+            else:
+                a0, a1, a2 = ax[i, 0], ax[i, 1], ax[i, 2]
+                u0 = IA[i, 0, off] * a0 + IA[i, 0, off + 1] * a1 + IA[i, 0, off + 2] * a2
+                u1 = IA[i, 1, off] * a0 + IA[i, 1, off + 1] * a1 + IA[i, 1, off + 2] * a2
+                u2 = IA[i, 2, off] * a0 + IA[i, 2, off + 1] * a1 + IA[i, 2, off + 2] * a2
+                u3 = IA[i, 3, off] * a0 + IA[i, 3, off + 1] * a1 + IA[i, 3, off + 2] * a2
+                u4 = IA[i, 4, off] * a0 + IA[i, 4, off + 1] * a1 + IA[i, 4, off + 2] * a2
+                u5 = IA[i, 5, off] * a0 + IA[i, 5, off + 1] * a1 + IA[i, 5, off + 2] * a2
+                ur = (u0, u1, u2, u3, u4, u5)
+                Di = ur[off] * a0 + ur[off + 1] * a1 + ur[off + 2] * a2 + m.dof_armature[dof[i]]
             U[i, 0], U[i, 1], U[i, 2], U[i, 3], U[i, 4], U[i, 5] = u0, u1, u2, u3, u4, u5
-            ur = (u0, u1, u2, u3, u4, u5)
-            Di = ur[off] * a0 + ur[off + 1] * a1 + ur[off + 2] * a2 + m.dof_armature[dof[i]]
             D[i] = Di
             inv = 1.0 / Di
             for r in range(6):
@@ -65,7 +71,10 @@ def aba_inertias(m, d):
                     Ia[i, r, k] = IA[i, r, k]
         p = parent[i]
         if p >= 0:
-            add_inertia_to_parent(lR, lp, i, Ia, p, IA)
+            if rotz[i] != 0:
+                add_inertia_to_parent_z(lR, lp, i, Ia, p, IA)
+            else:
+                add_inertia_to_parent(lR, lp, i, Ia, p, IA)
 
 
 @njit(cache=True, error_model="numpy")
@@ -74,10 +83,11 @@ def aba_accelerations(m, d, tau, with_external, reactions):
     d.aw/al (ground at −g) and, with ``reactions``, joint reaction wrenches d.fM/fF.
 
     with_external: include the external wrenches d.extM/extF (supports)."""
-    nb, parent, jtype, ax, dof, g = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof, m.gravity
+    nb, parent, jtype, ax, axk, dof, g = (m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_axis_k,
+                                          m.body_dof, m.gravity)
     mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
     pA, Ia, IA, U, D, u = d.pA, d.Ia, d.IA, d.U, d.D, d.u
-    w, vl, cw, cl, aw, al, lR, lp = d.w, d.vl, d.cw, d.cl, d.aw, d.al, d.lR, d.lp
+    w, vl, cw, cl, aw, al, lR, lp, rotz = d.w, d.vl, d.cw, d.cl, d.aw, d.al, d.lR, d.lp, m.body_rot_z
     extM, extF, fM, fF, qdd = d.extM, d.extF, d.fM, d.fF, d.qdd
     for i in range(nb):
         n0, n1, n2, f0, f1, f2 = velocity_product(mass, com, Ic, i, w[i, 0], w[i, 1], w[i, 2],
@@ -99,7 +109,10 @@ def aba_accelerations(m, d, tau, with_external, reactions):
         pa5 = pA[i, 5] + _row_times(Ia, i, 5, c0, c1, c2, c3, c4, c5)
         if jt != JointType.FIXED:
             off = 0 if jt == JointType.REVOLUTE else 3
-            ui = tau[dof[i]] - (ax[i, 0] * pA[i, off] + ax[i, 1] * pA[i, off + 1] + ax[i, 2] * pA[i, off + 2])
+            if axk[i] >= 0:
+                ui = tau[dof[i]] - pA[i, off + axk[i]]
+            else:
+                ui = tau[dof[i]] - (ax[i, 0] * pA[i, off] + ax[i, 1] * pA[i, off + 1] + ax[i, 2] * pA[i, off + 2])
             u[i] = ui
             s = ui / D[i]
             pa0 += U[i, 0] * s
@@ -110,7 +123,10 @@ def aba_accelerations(m, d, tau, with_external, reactions):
             pa5 += U[i, 5] * s
         p = parent[i]
         if p >= 0:
-            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, pa0, pa1, pa2, pa3, pa4, pa5)
+            if rotz[i] != 0:
+                n0, n1, n2, f0, f1, f2 = force_to_parent_z(lR, lp, i, pa0, pa1, pa2, pa3, pa4, pa5)
+            else:
+                n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, pa0, pa1, pa2, pa3, pa4, pa5)
             pA[p, 0] += n0
             pA[p, 1] += n1
             pA[p, 2] += n2
@@ -119,7 +135,10 @@ def aba_accelerations(m, d, tau, with_external, reactions):
             pA[p, 5] += f2
     for i in range(nb):
         # a_i = X a_parent + c_i (+ S q̈_i), in scalars, stored once (stores into aw/al would reload them)
-        a0, a1, a2, l0, l1, l2 = acceleration_from_parent(parent, g, lR, lp, aw, al, i)
+        if rotz[i] != 0:
+            a0, a1, a2, l0, l1, l2 = acceleration_from_parent_z(parent, g, lR, lp, aw, al, i)
+        else:
+            a0, a1, a2, l0, l1, l2 = acceleration_from_parent(parent, g, lR, lp, aw, al, i)
         b0, b1, b2 = a0 + cw[i, 0], a1 + cw[i, 1], a2 + cw[i, 2]
         b3, b4, b5 = l0 + cl[i, 0], l1 + cl[i, 1], l2 + cl[i, 2]
         jt = jtype[i]
@@ -127,7 +146,22 @@ def aba_accelerations(m, d, tau, with_external, reactions):
             ua = U[i, 0] * b0 + U[i, 1] * b1 + U[i, 2] * b2 + U[i, 3] * b3 + U[i, 4] * b4 + U[i, 5] * b5
             s = (u[i] - ua) / D[i]
             qdd[dof[i]] = s
-            if jt == JointType.REVOLUTE:
+            k = axk[i]
+            if k >= 0:                                  # S = e_(off + k)
+                if jt == JointType.REVOLUTE:
+                    if k == 0:
+                        b0 += s
+                    elif k == 1:
+                        b1 += s
+                    else:
+                        b2 += s
+                elif k == 0:
+                    b3 += s
+                elif k == 1:
+                    b4 += s
+                else:
+                    b5 += s
+            elif jt == JointType.REVOLUTE:
                 b0 += ax[i, 0] * s
                 b1 += ax[i, 1] * s
                 b2 += ax[i, 2] * s

@@ -18,7 +18,7 @@ from numba import njit
 
 from ..codes import JointType
 from .scalar import cos, sin
-from .spatial import cross, motion_to_child
+from .spatial import cross, motion_to_child, motion_to_child_z
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -40,6 +40,27 @@ def _placed_row(R0, i, r, j0, j1, j2, j3, j4, j5, j6, j7, j8):
             R0[i, r, 0] * j2 + R0[i, r, 1] * j5 + R0[i, r, 2] * j8)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _placed_about_unit_axis(R0, i, k, angle):
+    """R0[i]·J (row-major 9-tuple), J the rotation by ``angle`` about the unit axis e_k: what
+    :func:`axis_rotation` and :func:`_placed_row` give for that axis (the same bits), without the products
+    with the axis' zeros. J[k, k] = c + (1 − c) as Rodrigues' formula rounds it."""
+    c = cos(angle)
+    s = sin(angle)
+    ckk = c + (1.0 - c)
+    k1 = (k + 1) % 3
+    k2 = (k + 2) % 3
+    # per row: the columns k, k1, k2 of R0[i]·J (J[k1, k1] = J[k2, k2] = c, J[k2, k1] = s = −J[k1, k2])
+    x0, y0, z0 = R0[i, 0, k] * ckk, R0[i, 0, k1] * c + R0[i, 0, k2] * s, R0[i, 0, k2] * c - R0[i, 0, k1] * s
+    x1, y1, z1 = R0[i, 1, k] * ckk, R0[i, 1, k1] * c + R0[i, 1, k2] * s, R0[i, 1, k2] * c - R0[i, 1, k1] * s
+    x2, y2, z2 = R0[i, 2, k] * ckk, R0[i, 2, k1] * c + R0[i, 2, k2] * s, R0[i, 2, k2] * c - R0[i, 2, k1] * s
+    if k == 0:
+        return x0, y0, z0, x1, y1, z1, x2, y2, z2
+    if k == 1:
+        return z0, x0, y0, z1, x1, y1, z2, x2, y2
+    return y0, z0, x0, y1, z1, x1, y2, z2, x2
+
+
 @njit(cache=True, error_model="numpy")
 def forward_kinematics(m, d, q, v):
     """Fill placements (lR, lp, oR, op), velocities (w, vl) and the
@@ -47,14 +68,17 @@ def forward_kinematics(m, d, q, v):
 
     Each body's local placement, velocity and c are held in scalars and stored once (numba cannot tell the
     arrays apart, so a value read after a store into another array is reloaded)."""
-    nbody, parent, jtype, ax, R0, p0, dof = (m.nbody, m.body_parent, m.body_jtype, m.body_axis,
-                                             m.body_R0, m.body_p0, m.body_dof)
+    nbody, parent, jtype, ax, axk, R0, p0, dof = (m.nbody, m.body_parent, m.body_jtype, m.body_axis,
+                                                  m.body_axis_k, m.body_R0, m.body_p0, m.body_dof)
+    rotz = m.body_rot_z
     lR, lp, oR, op, w, vl, cw, cl = d.lR, d.lp, d.oR, d.op, d.w, d.vl, d.cw, d.cl
     for i in range(nbody):
         jt = jtype[i]
         # local placement: joint frame placement times the joint motion
         px, py, pz = p0[i, 0], p0[i, 1], p0[i, 2]
-        if jt == JointType.REVOLUTE:
+        if jt == JointType.REVOLUTE and axk[i] >= 0:
+            l00, l01, l02, l10, l11, l12, l20, l21, l22 = _placed_about_unit_axis(R0, i, axk[i], q[dof[i]])
+        elif jt == JointType.REVOLUTE:
             j0, j1, j2, j3, j4, j5, j6, j7, j8 = axis_rotation(ax[i, 0], ax[i, 1], ax[i, 2], q[dof[i]])
             l00, l01, l02 = _placed_row(R0, i, 0, j0, j1, j2, j3, j4, j5, j6, j7, j8)
             l10, l11, l12 = _placed_row(R0, i, 1, j0, j1, j2, j3, j4, j5, j6, j7, j8)
@@ -87,9 +111,30 @@ def forward_kinematics(m, d, q, v):
                 oR[i, r, 1] = o0 * l01 + o1 * l11 + o2 * l21
                 oR[i, r, 2] = o0 * l02 + o1 * l12 + o2 * l22
                 op[i, r] = op[p, r] + o0 * px + o1 * py + o2 * pz
-            w0, w1, w2, v0, v1, v2 = motion_to_child(lR, lp, i, w[p, 0], w[p, 1], w[p, 2], vl[p, 0], vl[p, 1], vl[p, 2])
+            if rotz[i] != 0:
+                w0, w1, w2, v0, v1, v2 = motion_to_child_z(lR, lp, i, w[p, 0], w[p, 1], w[p, 2],
+                                                           vl[p, 0], vl[p, 1], vl[p, 2])
+            else:
+                w0, w1, w2, v0, v1, v2 = motion_to_child(lR, lp, i, w[p, 0], w[p, 1], w[p, 2],
+                                                         vl[p, 0], vl[p, 1], vl[p, 2])
         c0, c1, c2, c3, c4, c5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-        if jt == JointType.REVOLUTE:
+        if jt == JointType.REVOLUTE and axk[i] >= 0:
+            # the same with a = e_k q̇ (the products with its zeros left out)
+            qd = v[dof[i]]
+            k = axk[i]
+            if k == 0:
+                c1, c2 = w2 * qd, -(w1 * qd)
+                c4, c5 = v2 * qd, -(v1 * qd)
+                w0 += qd
+            elif k == 1:
+                c0, c2 = -(w2 * qd), w0 * qd
+                c3, c5 = -(v2 * qd), v0 * qd
+                w1 += qd
+            else:
+                c0, c1 = w1 * qd, -(w0 * qd)
+                c3, c4 = v1 * qd, -(v0 * qd)
+                w2 += qd
+        elif jt == JointType.REVOLUTE:
             qd = v[dof[i]]
             a0, a1, a2 = ax[i, 0] * qd, ax[i, 1] * qd, ax[i, 2] * qd
             # c = v_i × (a q̇, 0): (ω × a q̇, v × a q̇)

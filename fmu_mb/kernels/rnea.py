@@ -15,7 +15,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..codes import JointType
-from .spatial import force_to_parent, inertia_times, motion_to_child, velocity_product
+from .spatial import force_to_parent, inertia_times, motion_to_child, motion_to_child_z, velocity_product
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -25,6 +25,15 @@ def acceleration_from_parent(parent, g, lR, lp, aw, al, i):
     if p < 0:
         return motion_to_child(lR, lp, i, 0.0, 0.0, 0.0, -g[0], -g[1], -g[2])
     return motion_to_child(lR, lp, i, aw[p, 0], aw[p, 1], aw[p, 2], al[p, 0], al[p, 1], al[p, 2])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def acceleration_from_parent_z(parent, g, lR, lp, aw, al, i):
+    """:func:`acceleration_from_parent` where lR[i] is a rotation about z (Model.body_rot_z): the same bits."""
+    p = parent[i]
+    if p < 0:
+        return motion_to_child_z(lR, lp, i, 0.0, 0.0, 0.0, -g[0], -g[1], -g[2])
+    return motion_to_child_z(lR, lp, i, aw[p, 0], aw[p, 1], aw[p, 2], al[p, 0], al[p, 1], al[p, 2])
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -58,6 +58,10 @@ MODEL_SCHEMA = (
     _f("body_parent", "i8", "nbody", "parent body, -1 = ground"),
     _f("body_jtype", "i8", "nbody", "codes.JointType"),
     _f("body_axis", "f8", ("nbody", 3), "unit axis in the joint frame"),
+    _f("body_axis_k", "i8", "nbody", "k where body_axis is exactly the unit vector e_k (Pinocchio's RX, RY, RZ "
+       "joints: the kernels leave out the products with its zeros, the same bits), -1 otherwise"),
+    _f("body_rot_z", "i8", "nbody", "1 where the local rotation lR is one about z (a revolute about e_z with "
+       "body_R0 = 1, the DH convention's joints): kernels.spatial.add_inertia_to_parent_z"),
     _f("body_R0", "f8", ("nbody", 3, 3), "joint frame orientation in the parent frame"),
     _f("body_p0", "f8", ("nbody", 3), "joint frame origin in the parent frame, m"),
     _f("body_dof", "i8", "nbody", "coordinate index, -1 for FIXED"),
