@@ -16,7 +16,8 @@ from numba import njit
 
 from ..codes import JointType
 from .rnea import acceleration_from_parent, acceleration_from_parent_z
-from .spatial import add_inertia_to_parent, add_inertia_to_parent_z, force_to_parent, force_to_parent_z, spatial_inertia, velocity_product
+from .spatial import (add_inertia_to_parent, add_inertia_to_parent_z, force_to_parent, force_to_parent_z,
+                      spatial_inertia, velocity_product)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
