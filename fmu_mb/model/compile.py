@@ -195,17 +195,15 @@ def _joint_chain(b: _Builder, joint, parent_body, R0, p0, mass_props):
 def _axis_index(axis: np.ndarray) -> np.ndarray:
     """Per body: k where the joint axis is exactly e_k (Model.body_axis_k), else -1."""
     out = np.full(axis.shape[0], -1, np.int64)
-    for i, a in enumerate(axis):
-        for k in range(3):
-            if a[k] == 1.0 and a[(k + 1) % 3] == 0.0 and a[(k + 2) % 3] == 0.0:
-                out[i] = k
+    for k in range(3):
+        out[(axis == np.eye(3)[k]).all(axis=1)] = k
     return out
 
 
-def _rotation_about_z(jtype: np.ndarray, axis: np.ndarray, R0: np.ndarray) -> np.ndarray:
+def _rotation_about_z(jtype: np.ndarray, axis_k: np.ndarray, R0: np.ndarray) -> np.ndarray:
     """Per body (Model.body_rot_z): 1 where the local rotation is one about z (revolute about e_z, R0 = 1)."""
-    eye = np.array([np.array_equal(R, np.eye(3)) for R in R0], bool).reshape(-1)
-    return ((jtype == JointType.REVOLUTE) & (_axis_index(axis) == 2) & eye).astype(np.int64)
+    eye = (R0 == np.eye(3)).all(axis=(1, 2))
+    return ((jtype == JointType.REVOLUTE) & (axis_k == 2) & eye).astype(np.int64)
 
 
 def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10),
@@ -364,12 +362,12 @@ def compile_mechanism(mech: Mechanism, fric_tol=(1e-12, 1e-10),
             for row, value in enumerate(j.stops):
                 stop[row, ji.dofadr:ji.dofadr + ji.ndof] = np.broadcast_to(np.asarray(value, float), (ji.ndof,))
     i64 = lambda a: np.asarray(a, np.int64).reshape(-1)
+    axis, R0 = np.array(b.axis).reshape(nb, 3), np.array(b.R0).reshape(nb, 3, 3)
+    axis_k = _axis_index(axis)
     model = Model(
         nbody=nb, nv=nv, nz=nz, nx=2 * nv + nz + 3, nc=con["nc"],
-        body_parent=i64(b.parent), body_jtype=i64(b.jtype), body_axis=np.array(b.axis).reshape(nb, 3),
-        body_axis_k=_axis_index(np.array(b.axis).reshape(nb, 3)),
-        body_rot_z=_rotation_about_z(i64(b.jtype), np.array(b.axis).reshape(nb, 3), np.array(b.R0).reshape(nb, 3, 3)),
-        body_R0=np.array(b.R0).reshape(nb, 3, 3), body_p0=np.array(b.p0).reshape(nb, 3),
+        body_parent=i64(b.parent), body_jtype=i64(b.jtype), body_axis=axis, body_axis_k=axis_k,
+        body_rot_z=_rotation_about_z(i64(b.jtype), axis_k, R0), body_R0=R0, body_p0=np.array(b.p0).reshape(nb, 3),
         body_dof=i64(b.dof), body_mass=np.array(b.mass, float),
         body_com=np.array(b.com).reshape(nb, 3), body_Ic=np.array(b.Ic).reshape(nb, 3, 3),
         dof_body=i64([b.dof.index(d) for d in range(nv)]),
