@@ -56,12 +56,12 @@ import math
 from numba import njit
 
 from ..codes import Group, SolverOption, SolverStat, Work
-from .constraints import constraint_terms, constraint_wrenches
+from .constraints import constraint_terms, constraint_wrenches, constraint_wrenches_into
 from .crba import crba
 from .dynamics import _newton, applied_forces, record_friction_wrenches, write_state_derivative
 from .kinematics import forward_kinematics
 from .partition import partition
-from .rnea import rnea, rnea_constrained
+from .rnea import reaction_increments, rnea, rnea_constrained
 from .saddle import factor, solve
 
 
@@ -103,7 +103,7 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
     fdofs, group = m.fric_dofs, m.con_group
     qdd, tau_fric, tau_pas, tau = d.qdd, d.tau_fric, d.tau_pas, d.tau
     bias, f, lam, C, lreq = d.bias, d.fvec, d.lam, d.con_C, d.lam_req
-    tf, iters, resid, dq, dl, sq, sl = d.fric_tf, d.fric_iters, d.fric_resid, d.v2, d.l2, d.fric_dqdd, d.fric_dlam
+    tf, iters, resid, sq, sl = d.fric_tf, d.fric_iters, d.fric_resid, d.fric_dqdd, d.fric_dlam
     q = x[0:nv]
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
@@ -131,18 +131,20 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
         record_friction_wrenches(m, d, -1, False)
         fj = d.finc                               # (not v1: solve() uses v1 as scratch)
         held = d.q_held[0] != 0                   # (the increments depend on q only: kept with d.q_held)
-        for j in range(0 if held else nf):        # reaction increments per unit friction torque
-            for k in range(nv):
-                fj[k] = 0.0
-            fj[fdofs[j]] = -1.0
-            solve(m, d, fj, False, dq, dl)
-            constraint_wrenches(m, d, dl)
-            rnea_constrained(m, d, dq, False)
-            record_friction_wrenches(m, d, j, False)
-            for k in range(nv):
-                sq[j, k] = dq[k]
-            for k in range(nc):
-                sl[j, k] = dl[k]
+        if not held:                              # reaction increments per unit friction torque
+            for j in range(nf):
+                for k in range(nv):
+                    fj[k] = 0.0
+                fj[fdofs[j]] = -1.0
+                solve(m, d, fj, False, sq[j], sl[j])
+                constraint_wrenches_into(m, d, sl[j], d.inc_cM[j], d.inc_cF[j])
+            reaction_increments(m, d, sq, d.inc_cM, d.inc_cF, nf)
+            W, S, dof_body = d.inc_f, d.fric_S, m.dof_body
+            for k in range(nf):
+                b = dof_body[fdofs[k]]
+                for c in range(6):
+                    for j in range(nf):
+                        S[k, c, j] = W[j, b, c]
         _newton(m, d)
         for j in range(nf):                       # q̈ and λ are affine in τ_f: superpose the increments
             tau_fric[fdofs[j]] = tf[j]

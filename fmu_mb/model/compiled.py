@@ -181,6 +181,11 @@ DATA_SCHEMA = (
     _f("fric_dt", "f8", "nf", "friction-loop Newton work"),
     _f("fric_dqdd", "f8", ("nf", _V), "constrained solve: q̈ per unit friction torque of each friction joint"),
     _f("fric_dlam", "f8", ("nf", _C), "constrained solve: λ per unit friction torque of each friction joint"),
+    _f("inc_a", "f8", ("nf", "nbody", 6), "constrained solve: body acceleration increments (angular, linear) per "
+       "unit friction torque of each friction joint (rnea.reaction_increments)"),
+    _f("inc_f", "f8", ("nf", "nbody", 6), "constrained solve: joint reaction increments (moment, force) likewise"),
+    _f("inc_cM", "f8", ("nf", "nbody", 3), "constrained solve: constraint moment increments on the bodies likewise"),
+    _f("inc_cF", "f8", ("nf", "nbody", 3), "constrained solve: constraint force increments on the bodies likewise"),
     _f("power", "f8", 2, "dissipated power, input power"),
     _f("xs", "f8", "nx", "integrator stage state"),
     _f("k1", "f8", "nx", "RK4 / ROS34PW2 stage"),
