@@ -151,7 +151,8 @@ def rnea_constrained(m, d, qdd, full):
     full=True: the complete pass — gravity, velocity products, support wrenches;
     d.tau = M q̈ + b − J_supᵀf_sup − Cᵀλ, which equals the applied generalized forces.
     full=False: only the part linear in (q̈, λ) — the increments of the reactions for an
-    increment of q̈ and λ (the friction loop's affine reaction model)."""
+    increment of q̈ and λ (kernels.uniqueness; the friction loop runs its increments in lanes,
+    :func:`reaction_increments`, the same bits)."""
     nb, parent, jtype, ax, dof, g = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_dof, m.gravity
     mass, com, Ic = m.body_mass, m.body_com, m.body_Ic
     lR, lp, cw, cl, aw, al, w, vl = d.lR, d.lp, d.cw, d.cl, d.aw, d.al, d.w, d.vl
