@@ -47,7 +47,8 @@ the reaction pass, to every tree joint.
 (rnea.rnea_constrained) gives every tree joint's reaction in a closed loop.
 **Friction**: q̈, λ and the reactions are affine in the friction torques, so the
 friction ↔ reaction loop is solved exactly as in the tree case (kernels.dynamics):
-one extra solve per friction joint gives the sensitivity, then Newton.
+one extra solve per friction joint gives the sensitivity (all joints at once:
+saddle.solve_friction_increments), then Newton.
 """
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ from .dynamics import _newton, applied_forces, record_friction_wrenches, write_s
 from .kinematics import forward_kinematics
 from .partition import partition
 from .rnea import reaction_increments, rnea, rnea_constrained
-from .saddle import factor, solve
+from .saddle import factor, solve, solve_friction_increments
 
 
 @njit(cache=True, error_model="numpy")
@@ -129,14 +130,10 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
         constraint_wrenches(m, d, lam)
         rnea_constrained(m, d, qdd, True)
         record_friction_wrenches(m, d, -1, False)
-        fj = d.finc                               # (not v1: solve() uses v1 as scratch)
         held = d.q_held[0] != 0                   # (the increments depend on q only: kept with d.q_held)
         if not held:                              # reaction increments per unit friction torque
+            solve_friction_increments(m, d)
             for j in range(nf):
-                for k in range(nv):
-                    fj[k] = 0.0
-                fj[fdofs[j]] = -1.0
-                solve(m, d, fj, False, sq[j], sl[j])
                 constraint_wrenches_into(m, d, sl[j], d.inc_cM[j], d.inc_cF[j])
             reaction_increments(m, d, sq, d.inc_cM, d.inc_cF, nf)
             W, S, dof_body = d.inc_f, d.fric_S, m.dof_body

@@ -68,6 +68,20 @@ def forward_solve_columns(L, n, B, ncol):
 
 
 @njit(cache=True, error_model="numpy")
+def back_solve_columns(L, n, B, ncol):
+    """B[:n, :ncol] ← L⁻ᵀ B in place, all columns at once: :func:`back_solve`'s operations in its order for
+    every column (the same bits), the innermost loop along a row of B."""
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            a = L[k, i]
+            for c in range(ncol):
+                B[i, c] -= a * B[k, c]
+        p = L[i, i]
+        for c in range(ncol):
+            B[i, c] /= p
+
+
+@njit(cache=True, error_model="numpy")
 def gram(B, n, ncol, A):
     """A[:ncol, :ncol] = Bᵀ B for B[:n, :ncol] (both triangles; symmetric and positive semi-definite by
     construction)."""
@@ -234,6 +248,30 @@ def lu_solve_transposed(A, n, piv, b):
         p = piv[c]
         if p != c:
             b[c], b[p] = b[p], b[c]
+
+
+@njit(cache=True, error_model="numpy")
+def lu_solve_transposed_columns(A, n, piv, B, ncol):
+    """Solve Aᵀ X = B[:n, :ncol] in place for all columns at once: :func:`lu_solve_transposed`'s operations
+    in its order for every column (the same bits), the innermost loop along a row of B."""
+    for r in range(n):                    # Uᵀ y = b
+        for k in range(r):
+            a = A[k, r]
+            for c in range(ncol):
+                B[r, c] -= a * B[k, c]
+        u = A[r, r]
+        for c in range(ncol):
+            B[r, c] /= u
+    for r in range(n - 1, -1, -1):        # Lᵀ z = y
+        for k in range(r + 1, n):
+            a = A[k, r]
+            for c in range(ncol):
+                B[r, c] -= a * B[k, c]
+    for i in range(n - 1, -1, -1):        # x = Pᵀ z
+        p = piv[i]
+        if p != i:
+            for c in range(ncol):
+                B[i, c], B[p, c] = B[p, c], B[i, c]
 
 
 @njit(cache=True, error_model="numpy")

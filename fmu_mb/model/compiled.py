@@ -181,6 +181,10 @@ DATA_SCHEMA = (
     _f("fric_dt", "f8", "nf", "friction-loop Newton work"),
     _f("fric_dqdd", "f8", ("nf", _V), "constrained solve: q̈ per unit friction torque of each friction joint"),
     _f("fric_dlam", "f8", ("nf", _C), "constrained solve: λ per unit friction torque of each friction joint"),
+    _f("inc_x", "f8", (_V, "nf"), "constrained solve (saddle.solve_friction_increments): independent q̈ per unit "
+       "friction torque of each friction joint, one column per joint"),
+    _f("inc_q", "f8", (_V, "nf"), "the same: q̈ of every coordinate"),
+    _f("inc_y", "f8", (_C, "nf"), "the same: multipliers of the independent rows, partition order"),
     _f("inc_a", "f8", ("nf", "nbody", 6), "constrained solve: body acceleration increments (angular, linear) per "
        "unit friction torque of each friction joint (rnea.reaction_increments)"),
     _f("inc_f", "f8", ("nf", "nbody", 6), "constrained solve: joint reaction increments (moment, force) likewise"),

@@ -7,8 +7,11 @@ import pytest
 
 from fmu_mb import registry
 from fmu_mb.kernels.constraints import constraint_wrenches_into
-from fmu_mb.kernels.linalg import lu_factor, lu_solve, lu_solve_rows
+from fmu_mb.kernels.linalg import (back_solve, back_solve_columns, chol_solve, cholesky, forward_solve_columns,
+                                   lu_factor, lu_solve, lu_solve_rows, lu_solve_transposed,
+                                   lu_solve_transposed_columns)
 from fmu_mb.kernels.rnea import reaction_increments, rnea_constrained
+from fmu_mb.kernels.saddle import solve, solve_friction_increments
 from fmu_mb.model import compile_mechanism
 from fmu_mb.model.options import auto_method
 from fmu_mb.simulator import Simulator
@@ -33,15 +36,85 @@ def test_lu_solve_rows_equals_lu_solve_column_by_column():
     assert np.array_equal(B, expect)
 
 
-@pytest.mark.parametrize("name", ["rpsup", "manipulator"])
-def test_reaction_increments_equal_one_linear_pass_per_lane(name):
-    """Every lane's reaction increments at the friction joints' bodies equal rnea_constrained(full=False)'s."""
+def test_column_solves_equal_the_one_vector_solves():
+    """Cholesky (forward and back) and transposed-LU solves of many columns: each column bit for bit the
+    one-vector routine's."""
+    rng = np.random.default_rng(11)
+    n, ncol = 9, 4
+    G = rng.standard_normal((n, n))
+    L = np.zeros((12, 12))
+    L[:n, :n] = G @ G.T + n * np.eye(n)
+    assert cholesky(L, n)
+    B = np.zeros((12, ncol))
+    B[:n] = rng.standard_normal((n, ncol))
+    expect = B.copy()
+    for c in range(ncol):
+        x = B[:, c].copy()
+        chol_solve(L, n, x)
+        expect[:, c] = x
+    forward_solve_columns(L, n, B, ncol)
+    back_solve_columns(L, n, B, ncol)
+    assert np.array_equal(B, expect)
+    x = expect[:, 0].copy()                    # (back_solve alone: the second half)
+    y = expect[:, :1].copy()
+    back_solve(L, n, x)
+    back_solve_columns(L, n, y, 1)
+    assert np.array_equal(y[:, 0], x)
+    A = np.zeros((12, 12))
+    A[:n, :n] = rng.standard_normal((n, n))
+    piv = np.zeros(12, np.int64)
+    assert lu_factor(A, n, piv) > 0.0
+    B = np.zeros((12, ncol))
+    B[:n] = rng.standard_normal((n, ncol))
+    expect = B.copy()
+    for c in range(ncol):
+        x = B[:, c].copy()
+        lu_solve_transposed(A, n, piv, x)
+        expect[:, c] = x
+    assert not np.array_equal(expect, B)
+    lu_solve_transposed_columns(A, n, piv, B, ncol)
+    assert np.array_equal(B, expect)
+
+
+def _stepped(name):
     options = registry.most_detailed(name)
     mod = registry.load(name)
     cm = compile_mechanism(mod.build(**options))
     sim = Simulator(cm, 1e-3, kernels="jit", method=auto_method(mod, options))
     sim.initialize(static=getattr(mod, "FMU", {}).get("static_start", False))
     sim.step(0.02)
+    return cm, sim
+
+
+@pytest.mark.parametrize("name", ["rpsup", "manipulator", "crane"])
+def test_friction_increments_equal_one_solve_per_joint(name):
+    """All joints at once equal saddle.solve per joint (f = −e_k, no γ) at the factors of a running state:
+    rpsup's friction coordinates are all dependent in the partition, the manipulator's all independent, the
+    crane's both."""
+    cm, sim = _stepped(name)
+    m, d, data = sim._m, sim._d, sim.data
+    fdofs, nv = cm.model.fric_dofs, cm.model.nv
+    r = data.cp_rank[0]
+    dependent = np.isin(fdofs, data.cp_cols[:r])
+    assert {"rpsup": dependent.all(), "manipulator": not dependent.any(),
+            "crane": dependent.any() and not dependent.all()}[name]
+    data.fric_dqdd[:] = np.nan
+    data.fric_dlam[:] = np.nan
+    solve_friction_increments(m, d)
+    got_q, got_l = data.fric_dqdd.copy(), data.fric_dlam.copy()
+    for j, k in enumerate(fdofs):
+        f = np.zeros(nv)
+        f[k] = -1.0
+        q, lam = np.full(nv, np.nan), np.full(cm.model.nc, np.nan)
+        solve(m, d, f, False, q, lam)
+        assert np.array_equal(got_q[j], q) and np.array_equal(got_l[j], lam), (j, k)
+    assert np.abs(got_q).max() > 0.0 and np.abs(got_l).max() > 0.0
+
+
+@pytest.mark.parametrize("name", ["rpsup", "manipulator"])
+def test_reaction_increments_equal_one_linear_pass_per_lane(name):
+    """Every lane's reaction increments at the friction joints' bodies equal rnea_constrained(full=False)'s."""
+    cm, sim = _stepped(name)
     m, d, data = sim._m, sim._d, sim.data
     nf, nv, nc = cm.model.fric_dofs.shape[0], cm.model.nv, cm.model.nc
     rng = np.random.default_rng(3)
