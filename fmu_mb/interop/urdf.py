@@ -230,7 +230,10 @@ def model_source(path, base: str = "fixed", name: str | None = None, gravity=Non
         mech.validate()
         singular = singular_motion(compile_mechanism(mech))
     except ValueError as exc:
-        raise UrdfError(f"{path}: {exc}") from None
+        text = str(exc)
+        if file_format(path) == "MJCF" and "no moving joint" in text:     # --base is the URDF's: MJCF gives its own
+            text = text.split(" (")[0] + " (the file has no hinge, slide, ball or free joint: nothing moves)"
+        raise UrdfError(f"{path}: {text}") from None
     if singular:
         raise UrdfError(f"{path}: robot '{name}': {singular}")
     warnings = list(data["warnings"])

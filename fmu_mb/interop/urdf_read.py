@@ -13,7 +13,10 @@ MuJoCo load such files:
 * an inertia that is not physical (negative round-off moments, moments violating the triangle
   inequality, a massless link with rotational inertia) → the nearest physical one
   (fmu_mb.model.inertia.nearest_physical_inertia), the warning giving the moments before and after;
-* names: links and joints made distinct identifiers (fmu_mb.interop.names).
+* names: links and joints made distinct identifiers (fmu_mb.interop.names);
+* as urdfdom and PyBullet read files (pybullet_data's): an XML declaration of version "0.0" or after
+  blank lines, NUL bytes after the document (:func:`_lenient_text`); a limit whose lower exceeds its
+  upper → no limit (PyBullet's convention); PyBullet's ``spherical`` joint type → a ball joint.
 
 Frames follow the URDF spec: ``<origin xyz rpy>`` is Trans(xyz)·Rz(yaw)·Ry(pitch)·Rx(roll), a
 joint's axis is in the joint frame (default x), a link's inertia tensor is given in the frame of
@@ -22,6 +25,7 @@ its ``<inertial><origin>`` and is rotated here into the link frame.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +37,8 @@ from .names import distinct_names
 
 #: URDF joint types (the spec's six); floating and planar between links are refused by the robot builder
 URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+#: PyBullet's URDF extension: a ball joint (pybullet_data's humanoid.urdf), read as MJCF's ``ball``
+SPHERICAL = "spherical"
 
 
 class UrdfError(ValueError):
@@ -59,8 +65,9 @@ class _File:
         except ValueError:
             vals = ()
         if len(vals) != n or not all(math.isfinite(v) for v in vals):
-            hint = (" (xacro expressions must be expanded first: xacro robot.urdf.xacro > robot.urdf)"
-                    if "$" in text else "")
+            hint = (" (xacro expressions and roslaunch substitutions must be expanded first: xacro robot.urdf.xacro "
+                    "> robot.urdf)" if "$" in text else " (separated by spaces, not commas)" if "," in text
+                    else f" ({len(vals)} given)" if vals else "")
             raise self.error(el, f"<{el.tag} {attr}=\"{text}\"> of {what} must be {n} finite number"
                                  f"{'s' if n > 1 else ''}{hint}")
         return vals
@@ -86,17 +93,60 @@ def _origin(f: _File, el, what: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xyz), _rpy(*rpy)
 
 
-def _parse(f: _File):
+#: an XML declaration (its version and encoding), wherever it stands in the first bytes of a file
+_DECLARATION = re.compile(rb"<\?xml\s[^>]*?\?>")
+_VERSION = re.compile(rb"""version\s*=\s*["']([^"']*)["']""")
+NEWLINE = b"\n"
+_ENCODING = re.compile(rb"""encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def _lenient_text(f: _File, raw: bytes, warnings: list) -> bytes | str:
+    """The file's bytes, or its text with the lexical slips that urdfdom (TinyXML) and PyBullet read repaired: an
+    XML declaration after blank lines (pybullet_data's biped2d) or of version "0.0" (pybullet_data's minitaur,
+    bike, ...) is blanked out, keeping every line number; NUL bytes after the root element (its humanoid.urdf)
+    are dropped. One warning each; ``strict`` refuses instead."""
+    repairs, text = [], raw
+    tail = text.rstrip(b"\x00\r\n\t ")
+    if b"\x00" in text[len(tail):]:
+        repairs.append("NUL bytes after the end of the document were dropped")
+        text = tail + b"\n"
+    m = _DECLARATION.search(text, 0, 4096)
+    before = text[:m.start()] if m else b""
+    version = _VERSION.search(m.group()) if m else None
+    if m and before.strip(b"\xef\xbb\xbf\r\n\t "):
+        m = None                                    # text before it: lxml's own message says what is wrong
+    elif m and before.lstrip(b"\xef\xbb\xbf"):
+        why = f"its XML declaration stands on line {before.count(NEWLINE) + 1}, after blank lines"
+    elif m and version and not re.fullmatch(rb"1\.\d+", version[1]):
+        why = f"its XML declaration has version '{version[1].decode(errors='replace')}'"
+    else:
+        m = None
+    if m:
+        repairs.append(f"{why}: read as XML 1.0")
+        enc = _ENCODING.search(m.group())
+        blank = re.sub(rb"[^\n]", b" ", m.group())
+        codec = enc[1].decode() if enc else "utf-8"
+        codec = "utf-8-sig" if codec.lower().replace("-", "").replace("_", "") == "utf8" else codec
+        text = (text[:m.start()] + blank + text[m.end():]).decode(codec)
+    if repairs and f.strict:
+        raise UrdfError(f"{f.path}: not well-formed XML: {'; '.join(repairs)} (--strict refuses what would otherwise "
+                        "be repaired)")
+    warnings += [f"the file: {r}, as urdfdom and PyBullet read it" for r in repairs]
+    return text
+
+
+def _parse(f: _File, warnings: list):
     from lxml import etree          # tooling only: the FMU never imports this module
 
     parser = etree.XMLParser(recover=False, remove_comments=True, resolve_entities=False, no_network=True)
     try:
-        root = etree.parse(str(f.path), parser).getroot()
+        text = _lenient_text(f, f.path.read_bytes(), warnings)
+        root = etree.fromstring(text, parser)
     except etree.XMLSyntaxError as exc:
         line = f":{exc.lineno}" if exc.lineno else ""
         raise UrdfError(f"{f.path}{line}: not well-formed XML ({exc.msg}); fix the file (a truncated file or an "
                         "unclosed element)") from None
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError, LookupError) as exc:
         raise UrdfError(f"{f.path}: cannot be read ({exc})") from None
     if root.tag != "robot":
         raise f.error(root, f"the root element is <{root.tag}>, a URDF's is <robot>")
@@ -153,13 +203,19 @@ def _moments(m) -> str:
     return "[" + ", ".join(f"{v:.4g}" for v in m) + "]"
 
 
-def _joint(f: _File, el, name: str, links: set) -> dict:
+def _joint(f: _File, el, name: str, links: set, warnings: list) -> dict:
     what = f"joint '{name}'"
     jtype = el.get("type")
     if jtype is None:
         raise f.error(el, f"{what} has no type attribute (one of {', '.join(URDF_JOINT_TYPES)})")
-    if jtype not in URDF_JOINT_TYPES:
-        raise f.error(el, f"{what} has type {jtype!r}; a URDF joint is one of {', '.join(URDF_JOINT_TYPES)}")
+    if jtype == SPHERICAL and not f.strict:
+        limit = "; its <limit> is not imported" if el.find("limit") is not None else ""
+        warnings.append(f"{what}: type 'spherical' (PyBullet's extension of URDF) is imported as a ball joint, "
+                        f"ZYX Euler coordinates ψ θ φ{limit}")
+    elif jtype not in URDF_JOINT_TYPES:
+        extension = " (PyBullet's 'spherical' is imported unless --strict)" if jtype == SPHERICAL else ""
+        raise f.error(el, f"{what} has type {jtype!r}; a URDF joint is one of {', '.join(URDF_JOINT_TYPES)}"
+                          f"{extension}")
     ends = {}
     for end in ("parent", "child"):
         e = el.find(end)
@@ -170,15 +226,19 @@ def _joint(f: _File, el, name: str, links: set) -> dict:
         ends[end] = e.get("link")
     origin, R = _origin(f, el, what)
     axis = np.array(f.numbers(el.find("axis"), "xyz", 3, (1.0, 0.0, 0.0), what))
-    if jtype not in ("fixed", "floating") and not np.linalg.norm(axis) > 0.0:
+    if jtype not in ("fixed", "floating", SPHERICAL) and not np.linalg.norm(axis) > 0.0:
         raise f.error(el.find("axis"), f"<axis xyz> of {what} must be a non-zero vector")
     lim, dyn = el.find("limit"), el.find("dynamics")
     lower = upper = None
     if jtype in ("revolute", "prismatic"):
         lower, upper = f.number(lim, "lower", what), f.number(lim, "upper", what)
         if lower is not None and upper is not None and lower > upper:
-            raise f.error(lim, f"<limit lower=\"{lim.get('lower')}\" upper=\"{lim.get('upper')}\"> of {what}: "
-                               "lower exceeds upper (swap them)")
+            limit = f"<limit lower=\"{lim.get('lower')}\" upper=\"{lim.get('upper')}\"> of {what}: lower exceeds upper"
+            if f.strict:
+                raise f.error(lim, f"{limit} (swap them for a limit; --strict refuses what would otherwise be "
+                                   "repaired)")
+            warnings.append(f"{limit}: imported without a limit, as PyBullet reads it (swap them for a limit)")
+            lower = upper = None
     effort, velocity = f.number(lim, "effort", what), f.number(lim, "velocity", what)
     for key, v in (("effort", effort), ("velocity", velocity)):
         if v is not None and v < 0.0:
@@ -186,10 +246,23 @@ def _joint(f: _File, el, name: str, links: set) -> dict:
     damping, friction = f.number(dyn, "damping", what, 0.0), f.number(dyn, "friction", what, 0.0)
     if damping < 0.0 or friction < 0.0:
         raise f.error(dyn, f"<dynamics damping friction> of {what} must be >= 0")
+    if jtype == SPHERICAL and friction:
+        warnings.append(f"{what}: the friction of a spherical joint is not imported")
+        friction = 0.0
     mimic = el.find("mimic")
-    return dict(type=jtype, parent=ends["parent"], child=ends["child"], origin=origin, rotation=R, axis=axis,
+    return dict(type="ball" if jtype == SPHERICAL else jtype, parent=ends["parent"], child=ends["child"],
+                origin=origin, rotation=R, axis=axis,
                 lower=lower, upper=upper, effort=effort, velocity=velocity, damping=damping, friction=friction,
                 mimic=None if mimic is None else mimic.get("joint"))
+
+
+def _ball(j: dict) -> dict:
+    """What a ball joint (URDF 'spherical') takes besides a scalar joint's fields: ZYX Euler start 0, a
+    z axis (unused: the joint has three), its <dynamics damping> as a damper on the three Euler rates."""
+    if j["type"] != "ball":
+        return {}
+    return dict(start=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0),
+                spring=(0.0, float(j["damping"]), 0.0) if j["damping"] else None)
 
 
 def read(path, strict: bool = False) -> dict:
@@ -200,8 +273,8 @@ def read(path, strict: bool = False) -> dict:
     if not path.is_file():
         raise UrdfError(f"{path}: no such URDF file")
     f = _File(path, strict)
-    robot = _parse(f)
     warnings: list[str] = []
+    robot = _parse(f, warnings)
     raw_links, raw_joints = {}, {}
     for el in robot.findall("link"):
         name = _name(f, el, "link")
@@ -215,7 +288,7 @@ def read(path, strict: bool = False) -> dict:
         raw_joints[name] = el
     if not raw_links:
         raise f.error(robot, "the file has no <link>: nothing to import")
-    joints = {name: _joint(f, el, name, set(raw_links)) for name, el in raw_joints.items()}
+    joints = {name: _joint(f, el, name, set(raw_links), warnings) for name, el in raw_joints.items()}
     seen: dict[str, str] = {}
     for name, j in joints.items():
         if j["child"] in seen:
@@ -237,12 +310,12 @@ def read(path, strict: bool = False) -> dict:
     for name, j in joints.items():
         if j["mimic"] is not None:
             warnings.append(f"joint '{name}' mimics '{j['mimic']}': imported as an independent joint")
-        out.append(RobotJoint(
-            joint_ids[name], j["type"], link_ids[j["parent"]], link_ids[j["child"]],
-            origin=tuple(map(float, j["origin"])), rotation=tuple(tuple(map(float, r)) for r in j["rotation"]),
-            axis=tuple(map(float, j["axis"])),
-            lower=j["lower"], upper=j["upper"], effort=j["effort"], velocity=j["velocity"],
-            damping=float(j["damping"]), friction=float(j["friction"])))
+        fields = dict(origin=tuple(map(float, j["origin"])),
+                      rotation=tuple(tuple(map(float, r)) for r in j["rotation"]),
+                      axis=tuple(map(float, j["axis"])), lower=j["lower"], upper=j["upper"], effort=j["effort"],
+                      velocity=j["velocity"], damping=float(j["damping"]), friction=float(j["friction"]))
+        out.append(RobotJoint(joint_ids[name], j["type"], link_ids[j["parent"]], link_ids[j["child"]],
+                              **(fields | _ball(j))))
     name = robot.get("name")
     return dict(name=identifier(name.strip() if name and name.strip() else path.stem), root=link_ids[roots[0]],
                 links=links, joints=out, warnings=renames + warnings, link_ids=link_ids, joint_ids=joint_ids)

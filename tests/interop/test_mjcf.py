@@ -199,7 +199,7 @@ def test_mjcf_mapping_of_actuators_friction_and_names():
     ("unknown attribute", "<mujoco><worldbody><body name='a' mass='1'/></worldbody></mujoco>",
      "MuJoCo's compiler refuses the file"),
     ("nothing moves", "<mujoco><worldbody><body name='a'><inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>"
-                      "</body></worldbody></mujoco>", "no moving joint"),
+                      "</body></worldbody></mujoco>", "no moving joint (the file has no hinge, slide, ball or free joint"),
 ])
 def test_mjcf_refusals_are_one_line_exit_2_no_fmu(tmp_path, case, text, expect):
     path = tmp_path / "robot.xml"
