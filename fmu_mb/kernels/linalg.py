@@ -14,7 +14,12 @@ from .scalar import copysign, sqrt
 
 @njit(cache=True, error_model="numpy")
 def cholesky(A, n):
-    """A[:n, :n] = L Lᵀ, L written into the lower triangle. False if A is not positive definite."""
+    """A[:n, :n] = L Lᵀ, L written into the lower triangle. False if A is not positive definite.
+
+    Column by column (Cholesky–Crout), the rows below the diagonal four at a time: four independent sums, each
+    with the one-row form's operations in its order (the same bits), so their additions overlap instead of
+    waiting on each other (the order-127 factor of the crane's 40-element jib 182 → 90 µs, order 25 1.24 →
+    1.05 µs; tests/kernels/test_lanes.py)."""
     for j in range(n):
         s = A[j, j]
         for k in range(j):
@@ -23,11 +28,26 @@ def cholesky(A, n):
             return False
         ljj = sqrt(s)
         A[j, j] = ljj
-        for i in range(j + 1, n):
+        i = j + 1
+        while i + 3 < n:
+            s0, s1, s2, s3 = A[i, j], A[i + 1, j], A[i + 2, j], A[i + 3, j]
+            for k in range(j):
+                a = A[j, k]
+                s0 -= A[i, k] * a
+                s1 -= A[i + 1, k] * a
+                s2 -= A[i + 2, k] * a
+                s3 -= A[i + 3, k] * a
+            A[i, j] = s0 / ljj
+            A[i + 1, j] = s1 / ljj
+            A[i + 2, j] = s2 / ljj
+            A[i + 3, j] = s3 / ljj
+            i += 4
+        while i < n:
             s = A[i, j]
             for k in range(j):
                 s -= A[i, k] * A[j, k]
             A[i, j] = s / ljj
+            i += 1
     return True
 
 

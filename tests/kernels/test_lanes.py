@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from fmu_mb import registry
 from fmu_mb.kernels.constraints import constraint_wrenches_into
@@ -12,6 +13,7 @@ from fmu_mb.kernels.linalg import (back_solve, back_solve_columns, chol_solve, c
                                    lu_solve_transposed_columns)
 from fmu_mb.kernels.rnea import reaction_increments, rnea_constrained
 from fmu_mb.kernels.saddle import solve, solve_friction_increments
+from fmu_mb.kernels.scalar import sqrt as scalar_sqrt
 from fmu_mb.model import compile_mechanism
 from fmu_mb.model.options import auto_method
 from fmu_mb.simulator import Simulator
@@ -130,3 +132,46 @@ def test_reaction_increments_equal_one_linear_pass_per_lane(name):
         rnea_constrained(m, d, data.fric_dqdd[j].copy(), False)
         assert np.array_equal(data.inc_f[j, bodies, :3], data.fM[bodies])
         assert np.array_equal(data.inc_f[j, bodies, 3:], data.fF[bodies])
+
+
+
+def _cholesky_one_row(A, n):
+    """The textbook Cholesky–Crout, one row at a time (the form before the four-row lanes); scalar_sqrt is
+    math.sqrt in Python and numba's for real or complex numbers in compiled code."""
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= A[j, k] * A[j, k]
+        A[j, j] = scalar_sqrt(s)
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s / A[j, j]
+
+
+#: the same, compiled by numba (complex numbers: numba's own arithmetic)
+_cholesky_one_row_jit = njit(_cholesky_one_row)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 8, 13, 31])
+def test_cholesky_four_rows_at_once_equals_one_row_at_a_time(n):
+    """linalg.cholesky's four-row lanes give the one-row form's bits, every remainder of n mod 4, on the leading
+    block of a larger array whose upper triangle and border they leave alone: in real numbers against plain
+    Python, in complex numbers (the complex step's Jacobians) against the one-row form compiled by numba."""
+    rng = np.random.default_rng(n)
+    G = rng.standard_normal((n, n))
+    A = rng.standard_normal((n + 3, n + 3))
+    A[:n, :n] = np.tril(G @ G.T + n * np.eye(n)) + np.triu(A[:n, :n], 1)
+    expect = A.copy()
+    _cholesky_one_row(expect, n)
+    got = A.copy()
+    assert cholesky(got, n)
+    assert np.array_equal(got, expect)
+    Ac = A + 1j * 1e-20 * rng.standard_normal(A.shape)
+    expect = Ac.copy()
+    _cholesky_one_row_jit(expect, n)
+    got = Ac.copy()
+    assert cholesky(got, n)
+    assert np.array_equal(got, expect) and np.abs(got[:n, :n].imag).max() > 0.0
+    assert not cholesky(-np.eye(n + 3), n)
