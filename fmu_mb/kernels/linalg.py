@@ -53,12 +53,35 @@ def cholesky(A, n):
 
 @njit(cache=True, error_model="numpy")
 def chol_solve(L, n, b):
-    """Solve L Lᵀ x = b[:n] in place (L from :func:`cholesky`)."""
-    for i in range(n):
+    """Solve L Lᵀ x = b[:n] in place (L from :func:`cholesky`). The forward substitution four rows at a time:
+    their sums over the solved entries side by side, then the 4 × 4 triangle row after row — every sum in the
+    one-row order, the same bits (the back substitution's sums begin with the entry solved last: one at a time)."""
+    i = 0
+    while i + 3 < n:
+        s0, s1, s2, s3 = b[i], b[i + 1], b[i + 2], b[i + 3]
+        for k in range(i):
+            bk = b[k]
+            s0 -= L[i, k] * bk
+            s1 -= L[i + 1, k] * bk
+            s2 -= L[i + 2, k] * bk
+            s3 -= L[i + 3, k] * bk
+        b0 = s0 / L[i, i]
+        s1 -= L[i + 1, i] * b0
+        b1 = s1 / L[i + 1, i + 1]
+        s2 -= L[i + 2, i] * b0
+        s2 -= L[i + 2, i + 1] * b1
+        b2 = s2 / L[i + 2, i + 2]
+        s3 -= L[i + 3, i] * b0
+        s3 -= L[i + 3, i + 1] * b1
+        s3 -= L[i + 3, i + 2] * b2
+        b[i], b[i + 1], b[i + 2], b[i + 3] = b0, b1, b2, s3 / L[i + 3, i + 3]
+        i += 4
+    while i < n:
         s = b[i]
         for k in range(i):
             s -= L[i, k] * b[k]
         b[i] = s / L[i, i]
+        i += 1
     back_solve(L, n, b)
 
 

@@ -175,3 +175,42 @@ def test_cholesky_four_rows_at_once_equals_one_row_at_a_time(n):
     assert cholesky(got, n)
     assert np.array_equal(got, expect) and np.abs(got[:n, :n].imag).max() > 0.0
     assert not cholesky(-np.eye(n + 3), n)
+
+
+def _chol_solve_one_row(L, n, b):
+    """L Lᵀ x = b by substitution one row at a time (the form before the lanes)."""
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
+
+
+_chol_solve_one_row_jit = njit(_chol_solve_one_row)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 6, 9, 31])
+def test_chol_solve_four_rows_at_once_equals_one_row_at_a_time(n):
+    """linalg.chol_solve's four-row forward substitution gives the one-row form's bits (real against plain Python,
+    complex against the one-row form compiled by numba), leaving b beyond n alone."""
+    rng = np.random.default_rng(100 + n)
+    G = rng.standard_normal((n, n))
+    L = np.zeros((n + 2, n + 2))
+    L[:n, :n] = G @ G.T + n * np.eye(n)
+    assert cholesky(L, n)
+    b = rng.standard_normal(n + 2)
+    expect, got = b.copy(), b.copy()
+    _chol_solve_one_row(L, n, expect)
+    chol_solve(L, n, got)
+    assert np.array_equal(got, expect)
+    Lc = L + 1j * 1e-20 * np.tril(rng.standard_normal(L.shape))
+    bc = b + 1j * 1e-20 * rng.standard_normal(b.shape)
+    expect, got = bc.copy(), bc.copy()
+    _chol_solve_one_row_jit(Lc, n, expect)
+    chol_solve(Lc, n, got)
+    assert np.array_equal(got, expect) and np.abs(got[:n].imag).max() > 0.0
