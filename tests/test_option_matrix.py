@@ -3,7 +3,8 @@ defaults (issue 40): the method, internal step and start (init.static) of the mo
 drives at zero (torque mode: the mechanism released from its start; programmed mode: the paper's path), 10 ms
 communication steps, every state finite at the end and no step refused. (Measured on the 2-core AMD EPYC host:
 the file alone 280 s, both cores, 247 s of it the crane's flexible jibs of 20 to 40 elements, against 85 s at
-0.25 s; in the whole suite's run, beside the other worker, the crane took 487 s.)
+0.25 s; in the whole suite's run, beside the other worker, the crane took 487 s; the crane alone 237 s
+at 5169eba, whose Cholesky lanes sped up its long jibs.)
 
 The kernels are the ones both FMU kinds run (the FMU core calls the same functions; tests/test_robustness.py
 runs every Choice/Flag combination and the ends of the Count ranges through both FMU kinds for 1 s too). The
