@@ -18,8 +18,8 @@ def cholesky(A, n):
 
     Column by column (Cholesky–Crout), the rows below the diagonal four at a time: four independent sums, each
     with the one-row form's operations in its order (the same bits), so their additions overlap instead of
-    waiting on each other (the order-127 factor of the crane's 40-element jib 182 → 90 µs, order 25 1.24 →
-    1.05 µs; tests/kernels/test_lanes.py)."""
+    waiting on each other (the order-127 factor of the crane's 40-element jib 182–222 → 90–105 µs, order 25
+    1.24 → 1.05 µs; tests/kernels/test_lanes.py)."""
     for j in range(n):
         s = A[j, j]
         for k in range(j):

@@ -134,7 +134,6 @@ def test_reaction_increments_equal_one_linear_pass_per_lane(name):
         assert np.array_equal(data.inc_f[j, bodies, 3:], data.fF[bodies])
 
 
-
 def _cholesky_one_row(A, n):
     """The textbook Cholesky–Crout, one row at a time (the form before the four-row lanes); scalar_sqrt is
     math.sqrt in Python and numba's for real or complex numbers in compiled code."""
