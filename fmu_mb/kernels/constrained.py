@@ -100,6 +100,21 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
     Leaves in d: q̈, λ (d.lam), reactions (fM, fF, constraint wrenches included),
     friction loads and torques, the generalized forces of the programmed rows (d.lam_req),
     C, Φ, Φ̇."""
+    _derivative(m, d, x, t, tau_drive, xdot, True)
+
+
+@njit(cache=True, error_model="numpy")
+def constrained_stage_derivative(m, d, x, t, tau_drive, xdot):
+    """:func:`constrained_derivative` for an integrator's stage: the same xdot, bit for bit, without the
+    last reaction pass (every joint's reactions at the converged friction torques) and d.lam_req, which only
+    the outputs read (they evaluate :func:`constrained_derivative` after the step; the stage matrix reads the
+    friction loads, slopes and sensitivities, which the friction loop leaves). Saves one constraint-wrench
+    and Newton–Euler pass per evaluation (as dynamics.stage_derivative does for trees)."""
+    _derivative(m, d, x, t, tau_drive, xdot, False)
+
+
+@njit(cache=True, error_model="numpy")
+def _derivative(m, d, x, t, tau_drive, xdot, reactions):
     nv, nz, nc = m.nv, m.nz, m.nc
     fdofs, group = m.fric_dofs, m.con_group
     qdd, tau_fric, tau_pas, tau = d.qdd, d.tau_fric, d.tau_pas, d.tau
@@ -150,17 +165,18 @@ def constrained_derivative(m, d, x, t, tau_drive, xdot):
                 qdd[k] += tf[j] * sq[j, k]
             for k in range(nc):
                 lam[k] += tf[j] * sl[j, k]
-    constraint_wrenches(m, d, lam)
-    rnea_constrained(m, d, qdd, True)
-    for j in range(nv):
-        lreq[j] = 0.0
+    if reactions:
+        constraint_wrenches(m, d, lam)
+        rnea_constrained(m, d, qdd, True)
+        for j in range(nv):
+            lreq[j] = 0.0
     p_con = 0.0
     for k in range(nc):
         rate = 0.0
         for j in range(nv):
             rate += C[k, j] * v[j]
         p_con += lam[k] * rate
-        if group[k] == Group.PROGRAMMED:
+        if reactions and group[k] == Group.PROGRAMMED:
             for j in range(nv):
                 lreq[j] += C[k, j] * lam[k]
     write_state_derivative(m, d, v, tau_drive, p_damp, p_con, xdot)

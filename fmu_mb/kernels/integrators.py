@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..codes import Group, SolverOption, Work
-from .constrained import constrained_derivative
+from .constrained import constrained_stage_derivative
 from .dynamics import stage_derivative
 from .projection import project_after_step
 
@@ -70,13 +70,13 @@ def rk4_step_constrained(m, d, x, t, tau_drive, h):
     the projection if the solver asks for it."""
     xs, k1, k2, k3, k4 = d.xs, d.k1, d.k2, d.k3, d.k4
     d.work[Work.STEPS] += 1
-    constrained_derivative(m, d, x, t, tau_drive, k1)
+    constrained_stage_derivative(m, d, x, t, tau_drive, k1)
     _stage(xs, x, 0.5 * h, k1)
-    constrained_derivative(m, d, xs, t + 0.5 * h, tau_drive, k2)
+    constrained_stage_derivative(m, d, xs, t + 0.5 * h, tau_drive, k2)
     _stage(xs, x, 0.5 * h, k2)
-    constrained_derivative(m, d, xs, t + 0.5 * h, tau_drive, k3)
+    constrained_stage_derivative(m, d, xs, t + 0.5 * h, tau_drive, k3)
     _stage(xs, x, h, k3)
-    constrained_derivative(m, d, xs, t + h, tau_drive, k4)
+    constrained_stage_derivative(m, d, xs, t + h, tau_drive, k4)
     _combine(x, h, k1, k2, k3, k4)
     if d.solver_opt[SolverOption.PROJECTION] != 0.0:
         project_after_step(m, d, x, t + h, ALL_GROUPS)

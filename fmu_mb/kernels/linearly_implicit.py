@@ -53,7 +53,7 @@ from numba import njit
 
 from ..codes import (BRISTLE_STEP_TOLERANCE, BRISTLE_SUBSTEP_DEPTH, ROS2_FALLBACK_TIME, ROS2_GAMMA_DAMPED,
                      SolverOption, Work)
-from .constrained import constrained_derivative
+from .constrained import constrained_stage_derivative
 from .crba import crba
 from .dynamics import stage_derivative
 from .integrators import ALL_GROUPS, finite
@@ -133,11 +133,11 @@ def ros2_step_constrained(m, d, x, t, tau_drive, h):
     """One ROS2 step of size h (s) from time t of a constrained mechanism, x in place, then the
     projection if the solver asks for it."""
     d.work[Work.STEPS] += 1
-    constrained_derivative(m, d, x, t, tau_drive, d.k3)     # leaves M, C and the partition of x
+    constrained_stage_derivative(m, d, x, t, tau_drive, d.k3)     # leaves M, C and the partition of x
     if not _first_stage(m, d, x, h):
         _fail(x)
         return
-    constrained_derivative(m, d, d.xs, t + h, tau_drive, d.k3)
+    constrained_stage_derivative(m, d, d.xs, t + h, tau_drive, d.k3)
     _advance(m, d, x, h)
     if d.solver_opt[SolverOption.PROJECTION] != 0.0:
         project_after_step(m, d, x, t + h, ALL_GROUPS)
@@ -153,7 +153,7 @@ def _combine(out, x, s, c0, v0, c1, v1, c2, v2):
 @njit(cache=True, error_model="numpy")
 def _evaluate(m, d, xs, t, tau_drive, f, constrained):
     if constrained:
-        constrained_derivative(m, d, xs, t, tau_drive, f)
+        constrained_stage_derivative(m, d, xs, t, tau_drive, f)
     else:
         stage_derivative(m, d, xs, tau_drive, f)
 
