@@ -315,6 +315,7 @@ def c_header() -> str:
     out.append(f"#define FMU_MB_ARRAYS_INT64 {arrays.KINDS['int64']}")
     out.append(f"#define FMU_MB_ARRAYS_SCALAR {arrays.SCALAR}")
     out.append(f"#define FMU_MB_ARRAYS_ZEROS {arrays.ZEROS}")
+    out.append(f"#define FMU_MB_BLOCK_HEADER {arrays.BLOCK_HEADER}")
     out.append(f"#define FMU_MB_OUT_Q {int(OutputKind.Q)}")
     out.append(f"#define FMU_MB_OUT_QD {int(OutputKind.QD)}")
     out.append(f"#define FMU_MB_SEGMENT_LINEAR {int(SegmentKind.LINEAR)}")

@@ -165,12 +165,12 @@ fmu_mb_record *fmu_mb_arrays_find(fmu_mb_arrays *a, const char *name) {
 
 int64_t *fmu_mb_arrays_block(fmu_mb_arrays *a, const char *prefix, int64_t *n) {
     size_t lp = strlen(prefix);
-    int64_t len = 0, k = 0;
+    int64_t len = FMU_MB_BLOCK_HEADER, k = FMU_MB_BLOCK_HEADER;
     int64_t *block;
     for (int64_t i = 0; i < a->n; i++)
         if (strncmp(a->records[i].name, prefix, lp) == 0)
             len += a->records[i].kind == FMU_MB_ARRAYS_SCALAR ? 1 : 1 + a->records[i].ndim;
-    block = (int64_t *)malloc((size_t)(len ? len : 1) * 8);
+    block = (int64_t *)calloc((size_t)len, 8);     /* (the header word 0: no struct kept yet) */
     if (!block) return NULL;
     for (int64_t i = 0; i < a->n; i++) {
         fmu_mb_record *r = &a->records[i];
@@ -189,14 +189,14 @@ int64_t *fmu_mb_arrays_block(fmu_mb_arrays *a, const char *prefix, int64_t *n) {
 int64_t *fmu_mb_arrays_complex_block(fmu_mb_arrays *a, const char *prefix, const char *complex_fields, void **arena,
                                      int64_t *n) {
     size_t lp = strlen(prefix), bytes = 16, nf = strlen(complex_fields);
-    int64_t len = 0, k = 0, f = 0;
+    int64_t len = FMU_MB_BLOCK_HEADER, k = FMU_MB_BLOCK_HEADER, f = 0;
     for (int64_t i = 0; i < a->n; i++) {
         fmu_mb_record *r = &a->records[i];
         if (strncmp(r->name, prefix, lp) != 0) continue;
         len += r->kind == FMU_MB_ARRAYS_SCALAR ? 1 : 1 + r->ndim;
         if (r->kind != FMU_MB_ARRAYS_SCALAR) bytes += (size_t)r->count * 16 + 16;
     }
-    int64_t *block = (int64_t *)malloc((size_t)(len ? len : 1) * 8);
+    int64_t *block = (int64_t *)calloc((size_t)len, 8);
     unsigned char *mem = (unsigned char *)calloc(bytes, 1);
     if (!block || !mem) {
         free(block);

@@ -30,8 +30,9 @@ fmu_mb_arrays *fmu_mb_arrays_parse(const unsigned char *bytes, size_t size, int6
                                    size_t errlen);
 /* The record called name, or NULL. */
 fmu_mb_record *fmu_mb_arrays_find(fmu_mb_arrays *a, const char *name);
-/* The address block of the consecutive records whose names start with prefix ("model.", "data."):
- * per record its address and shape, a scalar its value. malloc'ed (free it); *n its length. */
+/* The address block of the consecutive records whose names start with prefix ("model.", "data."): a header word
+ * (0: the kernels keep the block's struct there on its first use), then per record its address and shape, a scalar
+ * its value. malloc'ed: release it (the kernel library's fmu_mb_release_block), then free it; *n its length. */
 int64_t *fmu_mb_arrays_block(fmu_mb_arrays *a, const char *prefix, int64_t *n);
 /* The same block over copies of the records (a complex-step Data: the fields flagged '1' in complex_fields, one
  * character per record in order, as complex128 with the values as real parts; the others copied as they are), in

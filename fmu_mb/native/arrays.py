@@ -37,6 +37,9 @@ NAME_BYTES = 64
 MAX_NDIM = 4
 KINDS = {"float64": 0, "int64": 1}
 SCALAR, ZEROS = 2, 3            # ZEROS + KINDS[dtype]: an all-zero array, no payload
+#: words before the fields in an address block of a Model or Data (fmu_mb.native.clib.address_block, arrays.c): one,
+#: where the kernels keep the block's struct (0 until its first use; fmu_mb.native.library)
+BLOCK_HEADER = 1
 ENTRY = struct.Struct("<8q")    # kind, ndim, shape[4], value, reserved (0)
 HEADER = 8 + 8 + NAME_BYTES + 3 * 8
 

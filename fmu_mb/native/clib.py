@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 
 from ..kernels.entries import ENTRIES, array_type
+from .arrays import BLOCK_HEADER
 
 _C = {"f8": ctypes.c_double, "i8": ctypes.c_int64, "b1": ctypes.c_int64}
 _P = ctypes.c_void_p
@@ -56,9 +57,10 @@ class _Block(np.ndarray):
 
 
 def address_block(tup, schema) -> np.ndarray:
-    """int64 block of a Model/Data for the native kernels: per field its data address followed
-    by its shape (scalar fields: the value), in ``schema`` order ([field, dtype, ndim])."""
-    out = []
+    """int64 block of a Model/Data for the native kernels: the header word (0: the kernels keep the block's struct
+    there on its first use; :meth:`CLibraryKernels.handles` releases it with the block), then per field its data
+    address followed by its shape (scalar fields: the value), in ``schema`` order ([field, dtype, ndim])."""
+    out = [0] * BLOCK_HEADER
     for field, dtype, ndim in schema:
         v = getattr(tup, field)
         if ndim < 0:
@@ -142,8 +144,14 @@ class CLibraryKernels:
         return fn
 
     def handles(self, model, data):
-        return address_block(model, self.schema["model"]), address_block(data, self.schema["data"])
+        return self._released(address_block(model, self.schema["model"])), \
+            self._released(address_block(data, self.schema["data"]))
 
     def complex_handle(self, data_complex):
         """The address block of a complex-step Data (compiled.make_data(model, complex_step=True))."""
-        return address_block(data_complex, self.schema["data_complex"])
+        return self._released(address_block(data_complex, self.schema["data_complex"]))
+
+    def _released(self, block):
+        """``block``, whose kept struct (its header word) the library releases when the block goes."""
+        weakref.finalize(block, self._lib.fmu_mb_release_block, ctypes.c_void_p(block.ctypes.data))
+        return block

@@ -34,13 +34,16 @@ import time
 from importlib import import_module
 from pathlib import Path
 
+from llvmlite import ir as llvm_ir
 from numba import carray, cfunc, njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ..kernels.entries import ENTRIES, array_type
 from ..kernels.handles import DataStruct, ModelStruct
 from ..sources import this_core_digest
 from . import LIB_DIR, MANIFEST, cache_root, check, fallback_dir, field_schema, platform_target
+from .arrays import BLOCK_HEADER
 
 RUNTIME_C = Path(__file__).resolve().parent / "runtime.c"
 
@@ -99,10 +102,39 @@ _POINTERS = {"float64": _pointer_intrinsic(types.float64), "int64": _pointer_int
              "complex128": _pointer_intrinsic(types.complex128)}
 
 
+@intrinsic
+def _keep(typingctx, struct):
+    """One more reference to the StructRef ``struct``, held by whoever stores the address this returns (its box,
+    an NRT_MemInfo; released by runtime.c's fmu_mb_release_block)."""
+    def codegen(context, builder, signature, args):
+        context.nrt.incref(builder, signature.args[0], args[0])
+        box = cgutils.create_struct_proxy(signature.args[0])(context, builder, value=args[0])
+        return builder.ptrtoint(box.meminfo, llvm_ir.IntType(64))
+    return types.int64(struct), codegen
+
+
+def _held_intrinsic(struct_type):
+    """jit-able ``held(address)``: the StructRef of type ``struct_type`` whose box :func:`_keep` gave, as a new
+    reference (the caller's scope releases it; the block keeps its own)."""
+    @intrinsic
+    def held(typingctx, address):
+        def codegen(context, builder, signature, args):
+            box = cgutils.create_struct_proxy(struct_type)(context, builder)
+            box.meminfo = builder.inttoptr(args[0], box.meminfo.type)
+            value = box._getvalue()
+            context.nrt.incref(builder, struct_type, value)
+            return value
+        return struct_type(types.int64), codegen
+    return held
+
+
 def _decoder(cls, schema):
-    """jit-able function building ``cls`` (ModelStruct/DataStruct) from an address block
-    (fmu_mb.native.clib.address_block: per field its data address and shape, scalars by value)."""
-    parts, k = [], 0
+    """jit-able function giving ``cls`` (ModelStruct/DataStruct) of an address block (fmu_mb.native.clib.address_block:
+    a header word, then per field its data address and shape, scalars by value). The struct is built once per block,
+    on its first use, and kept (its box's address in the header word): each later call of an entry takes it from
+    there instead of building it again — at 168 Data fields, the building was about as much work per call as a
+    five-axis RK4 step (callgrind, five_axis's FMU at 1 ms communication steps: 45 % of the instructions of a doStep)."""
+    parts, k = [], BLOCK_HEADER
     for _, dtype, ndim in schema:
         if ndim < 0:
             parts.append(f"b[{k}]")
@@ -112,8 +144,25 @@ def _decoder(cls, schema):
             parts.append(f"carray(_ptr_{dtype}(b[{k}]), ({shape},))")
             k += 1 + ndim
     ns = {"carray": carray, "cls": cls, **{f"_ptr_{d}": p for d, p in _POINTERS.items()}}
-    exec("def decode(b):\n    return cls(" + ", ".join(parts) + ")\n", ns)
-    return njit(ns["decode"])
+    exec("def build(b):\n    return cls(" + ", ".join(parts) + ")\n", ns)
+    build = njit(ns["build"])
+    block = types.Array(types.int64, 1, "C")
+    build.compile((block,))
+    held = _held_intrinsic(build.overloads[(block,)].signature.return_type)
+
+    def decode(b):
+        address = b[0]
+        if address != 0:
+            return held(address)
+        struct = build(b)
+        b[0] = _keep(struct)
+        return struct
+    return njit(decode)
+
+
+def block_words(schema) -> int:
+    """Length of an address block of ``schema`` (header included)."""
+    return BLOCK_HEADER + sum(1 if n < 0 else 1 + n for _, _, n in schema)
 
 
 # numba argument type of the entry table -> (C parameters, numba cfunc argument types, expression rebuilding it)
@@ -130,7 +179,7 @@ def _arg(i: int, t: str):
     if t == "b1":
         return [f"int64_t a{i}"], [types.int64], f"a{i} != 0"
     if t == "datac":                                   # a complex-step Data, by its address block
-        return [f"const int64_t *a{i}"], [types.CPointer(types.int64)], f"datac_of(carray(a{i}, (NDBC,)))"
+        return [f"int64_t *a{i}"], [types.CPointer(types.int64)], f"datac_of(carray(a{i}, (NDBC,)))"
     arr = array_type(t)
     if arr is None:
         raise ValueError(f"no C form for kernel argument type {t!r}")
@@ -144,7 +193,7 @@ def _arg(i: int, t: str):
 def entry_spec(name: str):
     """(Python source of the cfunc, its numba signature, C prototype of the public function, C call)."""
     e = ENTRIES[name]
-    cparams, ntypes, exprs = ["const int64_t *mb", "const int64_t *db"], [types.CPointer(types.int64)] * 2, []
+    cparams, ntypes, exprs = ["int64_t *mb", "int64_t *db"], [types.CPointer(types.int64)] * 2, []
     for i, t in enumerate(e.args):
         c, n, x = _arg(i, t)
         cparams += c
@@ -176,8 +225,7 @@ def compile_entries(names):
     schema = field_schema()
     model_of, data_of = _decoder(ModelStruct, schema["model"]), _decoder(DataStruct, schema["data"])
     datac_of = _decoder(DataStruct, schema["data_complex"])
-    nmb = sum(1 if n < 0 else 1 + n for _, _, n in schema["model"])
-    ndb = sum(1 if n < 0 else 1 + n for _, _, n in schema["data"])
+    nmb, ndb = block_words(schema["model"]), block_words(schema["data"])
     for name in names:
         e = ENTRIES[name]
         src, sig, *_ = entry_spec(name)
@@ -228,13 +276,16 @@ def shim_source(names) -> str:
 def header_source(names) -> str:
     lines = ["/* generated by fmu_mb.native.library: the numba-compiled kernels of fmu_mb as C functions.",
              " * Every function returns 0 on success (numba's status code otherwise); mb/db are the",
-             " * int64 address blocks of a Model and a Data (fmu_mb.native.clib.address_block). */",
+             " * int64 address blocks of a Model and a Data (fmu_mb.native.clib.address_block). A block begins with",
+             " * one header word, 0 when made: the kernels keep the block's struct there (built on its first use);",
+             " * fmu_mb_release_block(block) releases it, before the block is freed. */",
              "#ifndef FMU_MB_KERNELS_H", "#define FMU_MB_KERNELS_H", "#include <stdint.h>",
              "#if defined(_WIN32)", "#define FMU_MB_KERNELS_API __declspec(dllexport)", "#else",
              "#define FMU_MB_KERNELS_API __attribute__((visibility(\"default\")))", "#endif", ""]
     for name in names:
         _, _, cparams, ctype, _ = entry_spec(name)
         lines.append(f"FMU_MB_KERNELS_API int32_t fmu_mb_{name}({', '.join(cparams)}, {ctype} *result);")
+    lines.append("FMU_MB_KERNELS_API void fmu_mb_release_block(int64_t *block);")
     complex_fields = "".join("1" if dtype == "complex128" else "0" for _, dtype, _ in field_schema()["data_complex"])
     lines += ["", "/* per Data field (schema order): complex128 in the complex-step Data of directional_derivative */",
               f"#define FMU_MB_DATA_COMPLEX \"{complex_fields}\"", "", "#endif", ""]
@@ -323,7 +374,7 @@ def _link(d: Path, target: str, names, n_objects: int) -> Path:
            str(RUNTIME_C), "-I", str(d), "-lm"]
     if is_elf(target):
         vs = d / "exports.map"
-        vs.write_text("{ global: " + " ".join(f"fmu_mb_{n};" for n in names) + " local: *; };\n")
+        vs.write_text("{ global: " + " ".join(f"fmu_mb_{n};" for n in names) + " fmu_mb_release_block; local: *; };\n")
         cmd += [f"-Wl,--version-script={vs}", "-Wl,-Bsymbolic"]
     else:
         cmd += ["-static-libgcc"]

@@ -1,6 +1,7 @@
 /* The part of numba's runtime (numba/core/runtime/nrt.cpp) that fmu_mb's compiled kernels use (and, at the end,
  * numba's helper for complex powers):
- * the boxes of the Model/Data StructRefs each entry builds (kernels.handles, native.library).
+ * the boxes of the Model/Data StructRefs the entries build, one per address block, kept in its header word
+ * (kernels.handles, native.library), and their release (fmu_mb_release_block).
  * The layout of NRT_MemInfo is numba's (the compiled code reads refct and data in place).
  * Boxes are recycled through one process-wide pool, lock-free: a released box goes into a free slot of its
  * size's class (compare-and-swap), a box is taken by exchanging a slot with NULL (each slot is its own atomic
@@ -84,6 +85,22 @@ void NRT_MemInfo_call_dtor(NRT_MemInfo *mi) {
             return;
     }
     free(mi);
+}
+
+/* Release the struct an address block keeps in its header word (fmu_mb.native.library's decoders build it on the
+ * block's first use and hold one reference to its box there): that reference is dropped (the box back to the pool
+ * when it was the last) and the word set to 0. For the owner of the block, before it frees it; a block whose word
+ * is 0 is left as it is. */
+#if defined(_WIN32)
+__declspec(dllexport)
+#else
+__attribute__((visibility("default")))
+#endif
+void fmu_mb_release_block(int64_t *block) {
+    if (!block || !block[0]) return;
+    NRT_MemInfo *mi = (NRT_MemInfo *)(intptr_t)block[0];
+    block[0] = 0;
+    if (__atomic_sub_fetch(&mi->refct, 1, __ATOMIC_ACQ_REL) == 0) NRT_MemInfo_call_dtor(mi);
 }
 
 /* numba's helper for complex ** complex (numba/_helperlib.c numba_cpow: CPython's _Py_c_pow, NaN where CPython

@@ -15,8 +15,9 @@
 
 #include "dynload.h"
 
-typedef int32_t (*advance_fn)(const int64_t *, const int64_t *, double *, int64_t, double, double *, int64_t,
-                              double, double, int64_t, int64_t *);
+typedef int32_t (*advance_fn)(int64_t *, int64_t *, double *, int64_t, double, double *, int64_t, double, double,
+                              int64_t, int64_t *);
+typedef void (*release_fn)(int64_t *);
 
 static fmu_mb_record *need(fmu_mb_arrays *a, const char *name) {
     fmu_mb_record *r = fmu_mb_arrays_find(a, name);
@@ -67,6 +68,11 @@ int main(int argc, char **argv) {
     }
     fclose(out);
     printf("%s: %lld steps of %g s from t = %g, %lld states\n", sym, (long long)n, h, t, (long long)x->count);
+    release_fn release = (release_fn)symbol(lib, "fmu_mb_release_block");
+    if (release) {                                  /* the structs the kernels kept in the blocks */
+        release(mb);
+        release(db);
+    }
     free(mb);
     free(db);
     fmu_mb_arrays_free(a);

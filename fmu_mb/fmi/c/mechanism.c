@@ -60,6 +60,9 @@ static int64_t scalar(fmu_mb_arrays *a, const char *name, char *err) {
 
 static void free_run(Run *r) {
     if (!r) return;
+    fmu_mb_release_block(r->mb);                 /* the structs the kernels keep in the blocks (fmu_mb_kernels.h) */
+    fmu_mb_release_block(r->db);
+    fmu_mb_release_block(r->dcb);
     free(r->mb);
     free(r->db);
     free(r->x);
