@@ -15,9 +15,9 @@ from __future__ import annotations
 from numba import njit
 
 from ..codes import JointType
-from .rnea import acceleration_from_parent, acceleration_from_parent_z
+from .rnea import acceleration_from_parent, acceleration_from_parent_z, plus_joint_motion
 from .spatial import (add_inertia_to_parent, add_inertia_to_parent_z, force_to_parent, force_to_parent_z,
-                      spatial_inertia, velocity_product)
+                      motion_to_child, spatial_inertia, velocity_product)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -177,3 +177,73 @@ def aba_accelerations(m, d, tau, with_external, reactions):
         for r in range(3):
             fM[i, r] = pA[i, r] + _row_times(IA, i, r, b0, b1, b2, b3, b4, b5)
             fF[i, r] = pA[i, 3 + r] + _row_times(IA, i, 3 + r, b0, b1, b2, b3, b4, b5)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _joint_force(jt, ax, axk, i, P, j):
+    """Sᵀ of the wrench P[j, i] (joint i's axis on its moment or force)."""
+    off = 0 if jt == JointType.REVOLUTE else 3
+    if axk[i] >= 0:
+        return P[j, i, off + axk[i]]
+    return ax[i, 0] * P[j, i, off] + ax[i, 1] * P[j, i, off + 1] + ax[i, 2] * P[j, i, off + 2]
+
+
+@njit(cache=True, error_model="numpy")
+def aba_unit_responses(m, d):
+    """The friction loop's sensitivities of a tree (kernels.dynamics): for each friction joint j, the motion and the
+    friction joints' reactions that a unit friction torque at j alone causes — generalized force −e_j, no velocity,
+    gravity or external force: the part of :func:`aba_accelerations` linear in τ, with the same articulated
+    inertias (after :func:`aba_inertias`). q̈ into d.fric_dqdd[j], the reaction wrench (moment, force) of friction
+    joint k into d.fric_S[k, :, j]; d.inc_f[j] holds the articulated forces, d.inc_a[j] the body accelerations.
+
+    Only joint j and its ancestors carry an articulated force, so the backward pass of lane j walks from j to the
+    root; the forward pass covers every body (the motion reaches all of them). The same q̈ and reactions as the
+    difference of two full passes (the way the loop formed them before), without that difference's cancellation
+    (agreement to round-off: tests/kernels/test_friction.py)."""
+    nb, parent, jtype, ax, axk, dof = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_axis_k, m.body_dof
+    fdofs, dof_body = m.fric_dofs, m.dof_body
+    IA, U, D, lR, lp = d.IA, d.U, d.D, d.lR, d.lp
+    P, A, sq, S = d.inc_f, d.inc_a, d.fric_dqdd, d.fric_S
+    nf = fdofs.shape[0]
+    for j in range(nf):
+        for i in range(nb):
+            for r in range(6):
+                P[j, i, r] = 0.0
+        bj = dof_body[fdofs[j]]
+        i = bj
+        while i >= 0:                                 # backward: joint j and its ancestors
+            jt = jtype[i]
+            pa0, pa1, pa2, pa3, pa4, pa5 = P[j, i, 0], P[j, i, 1], P[j, i, 2], P[j, i, 3], P[j, i, 4], P[j, i, 5]
+            if jt != JointType.FIXED:
+                s = ((-1.0 if i == bj else 0.0) - _joint_force(jt, ax, axk, i, P, j)) / D[i]
+                pa0, pa1, pa2 = pa0 + U[i, 0] * s, pa1 + U[i, 1] * s, pa2 + U[i, 2] * s
+                pa3, pa4, pa5 = pa3 + U[i, 3] * s, pa4 + U[i, 4] * s, pa5 + U[i, 5] * s
+            p = parent[i]
+            if p >= 0:
+                n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, pa0, pa1, pa2, pa3, pa4, pa5)
+                P[j, p, 0] += n0
+                P[j, p, 1] += n1
+                P[j, p, 2] += n2
+                P[j, p, 3] += f0
+                P[j, p, 4] += f1
+                P[j, p, 5] += f2
+            i = p
+        for i in range(nb):                           # forward: every body
+            p = parent[i]
+            if p < 0:
+                a0, a1, a2, l0, l1, l2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            else:
+                a0, a1, a2, l0, l1, l2 = motion_to_child(lR, lp, i, A[j, p, 0], A[j, p, 1], A[j, p, 2],
+                                                         A[j, p, 3], A[j, p, 4], A[j, p, 5])
+            jt = jtype[i]
+            if jt != JointType.FIXED:
+                ua = U[i, 0] * a0 + U[i, 1] * a1 + U[i, 2] * a2 + U[i, 3] * l0 + U[i, 4] * l1 + U[i, 5] * l2
+                s = ((-1.0 if i == bj else 0.0) - _joint_force(jt, ax, axk, i, P, j) - ua) / D[i]
+                sq[j, dof[i]] = s
+                a0, a1, a2, l0, l1, l2 = plus_joint_motion(jt, ax, i, s, a0, a1, a2, l0, l1, l2)
+            A[j, i, 0], A[j, i, 1], A[j, i, 2], A[j, i, 3], A[j, i, 4], A[j, i, 5] = a0, a1, a2, l0, l1, l2
+        for k in range(nf):                           # reaction f = I^A a + p^A at each friction joint
+            b = dof_body[fdofs[k]]
+            a0, a1, a2, l0, l1, l2 = A[j, b, 0], A[j, b, 1], A[j, b, 2], A[j, b, 3], A[j, b, 4], A[j, b, 5]
+            for r in range(6):
+                S[k, r, j] = P[j, b, r] + _row_times(IA, b, r, a0, a1, a2, l0, l1, l2)

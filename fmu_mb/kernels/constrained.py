@@ -144,7 +144,7 @@ def _derivative(m, d, x, t, tau_drive, xdot, reactions):
     if nf > 0:
         constraint_wrenches(m, d, lam)
         rnea_constrained(m, d, qdd, True)
-        record_friction_wrenches(m, d, -1, False)
+        record_friction_wrenches(m, d)
         held = d.q_held[0] != 0                   # (the increments depend on q only: kept with d.q_held)
         if not held:                              # reaction increments per unit friction torque
             solve_friction_increments(m, d)

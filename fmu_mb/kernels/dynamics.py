@@ -12,16 +12,18 @@ the reaction, the reaction on q̈, q̈ on the friction torque: an algebraic loop
 
 How it is resolved. For a given state, q̈ and every reaction are *affine* in
 the generalized forces, so W(τ_f) = W₀ + S·τ_f exactly, with W₀ the reactions of
-the friction-free solve and S (6 × n_f per friction joint) obtained from one
-articulated-body pass per friction joint (unit friction torque). The loop then
-reduces to n_f scalar equations
+the friction-free solve and S (6 × n_f per friction joint) obtained from the
+part of the articulated-body pass linear in τ, once per friction joint (unit
+friction torque: aba.aba_unit_responses, a backward walk from the joint to the
+root and a forward pass). The loop then reduces to n_f scalar equations
 
     r(τ_f) = τ_f − coef ∘ L(W₀ + S τ_f) − visc = 0,
 
 solved by Newton's method (Jacobian I − diag(coef)·∂L/∂W·S, gradients of the
 norms in L analytic; step halving when the residual does not decrease), from
-the fixed-point seed τ_f⁰ = coef∘L(W₀) + visc. A final articulated-body pass
-with the converged τ_f gives q̈ and reactions consistent with it.
+the fixed-point seed τ_f⁰ = coef∘L(W₀) + visc. q̈ consistent with the converged
+τ_f is q̈₀ + Σ τ_f,j·q̈_j (the same unit responses); where every joint's reaction is
+wanted (the outputs), a final articulated-body pass with τ_f gives both.
 
 Why Newton rather than plain fixed-point iteration τ_fᵏ⁺¹ = coef∘L(W(τ_fᵏ)) +
 visc: the fixed point converges linearly at the loop gain coef·∂L/∂τ_f (measured
@@ -52,7 +54,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..codes import JointType, SolverOption, Work
-from .aba import aba_accelerations, aba_inertias
+from .aba import aba_accelerations, aba_inertias, aba_unit_responses
 from .forces import passive_forces
 from .friction import friction_laws, load_and_gradient, normal_loads
 from .kinematics import forward_kinematics
@@ -227,37 +229,28 @@ def applied_forces(m, d, q, v, z, tau_drive):
 
 
 @njit(cache=True, error_model="numpy")
-def record_friction_wrenches(m, d, j, relative):
-    """Friction sensitivity of the friction ↔ reaction loop, shared by the tree and the constrained
-    solve: the reaction wrenches (fM, fF) of the friction joints after a solve go into d.fric_W0
-    (j < 0: the solve without friction) or into column j of d.fric_S (the solve with a unit friction
-    torque at friction joint j; ``relative``: minus W0, for a solve that includes the other forces)."""
-    fdofs, dof_body, fM, fF, W0, S = m.fric_dofs, m.dof_body, d.fM, d.fF, d.fric_W0, d.fric_S
+def record_friction_wrenches(m, d):
+    """W₀ of the friction ↔ reaction loop, shared by the tree and the constrained solve: the reaction wrenches
+    (fM, fF) of the friction joints after the solve without friction go into d.fric_W0."""
+    fdofs, dof_body, fM, fF, W0 = m.fric_dofs, m.dof_body, d.fM, d.fF, d.fric_W0
     for k in range(fdofs.shape[0]):
         b = dof_body[fdofs[k]]
         for c in range(3):
-            if j < 0:
-                W0[k, c] = fM[b, c]
-                W0[k, 3 + c] = fF[b, c]
-            elif relative:
-                S[k, c, j] = fM[b, c] - W0[k, c]
-                S[k, 3 + c, j] = fF[b, c] - W0[k, 3 + c]
-            else:
-                S[k, c, j] = fM[b, c]
-                S[k, 3 + c, j] = fF[b, c]
+            W0[k, c] = fM[b, c]
+            W0[k, 3 + c] = fF[b, c]
 
 
 @njit(cache=True, error_model="numpy")
 def solve_with_friction(m, d, reactions):
-    """q̈, reactions and τ_f for the current d.tau_drive/tau_pas (after aba_inertias
-    and friction_laws); see the module docstring. The articulated-body passes share
-    one call site: pass 0 (τ_f = 0) gives W₀, pass j (unit friction torque at
-    friction joint j) the column S[:, :, j−1], the last pass the converged motion. S depends on q only (the
-    linear part of the affine map): with d.q_held set (kernels.jacobian) its passes are skipped, S kept.
-    Without friction the reactions are left out unless ``reactions`` asks for them (the friction loop needs
-    them for its normal loads, so with friction they are always computed)."""
+    """q̈, reactions and τ_f for the current d.tau_drive/tau_pas (after aba_inertias and friction_laws); see the
+    module docstring. One articulated-body pass with τ_f = 0 gives q̈₀ and W₀; :func:`aba.aba_unit_responses` the
+    motion and the friction joints' reactions per unit friction torque (the columns of S, and d.fric_dqdd), which
+    depend on q only (with d.q_held set, kernels.jacobian, they are kept); Newton gives τ_f. q̈ is affine in τ_f,
+    so q̈ = q̈₀ + Σ τ_f,j·q̈_j (as the constrained solve superposes its increments); ``reactions`` asks for every
+    joint's reaction at the converged τ_f, one more full pass (the outputs' evaluation; an integrator's stage
+    reads only q̈). Without friction the reactions are left out unless ``reactions`` asks for them."""
     nv, fdofs = m.nv, m.fric_dofs
-    tau, tau_drive, tau_pas, tau_fric = d.tau, d.tau_drive, d.tau_pas, d.tau_fric
+    tau, tau_drive, tau_pas, tau_fric, qdd, sq = d.tau, d.tau_drive, d.tau_pas, d.tau_fric, d.qdd, d.fric_dqdd
     t, iters, resid = d.fric_tf, d.fric_iters, d.fric_resid
     nf = fdofs.shape[0]
     for k in range(nv):
@@ -265,26 +258,22 @@ def solve_with_friction(m, d, reactions):
         tau[k] = tau_drive[k] + tau_pas[k]
     iters[0] = 0
     resid[0] = 0.0
-    npass = nf + 2 if nf > 0 else 1
-    held = d.q_held[0] != 0
-    for pss in range(npass):
-        if held and 1 <= pss <= nf:
-            continue
-        if pss == nf + 1:
-            _newton(m, d)
-            for k in range(nf):
-                tau_fric[fdofs[k]] = t[k]
-                tau[fdofs[k]] -= t[k]
-        elif pss >= 1:
-            tau[fdofs[pss - 1]] -= 1.0
-        aba_accelerations(m, d, tau, True, reactions or nf > 0)
-        if nf == 0:
-            break
-        if pss == 0:
-            record_friction_wrenches(m, d, -1, False)
-        elif pss <= nf:
-            record_friction_wrenches(m, d, pss - 1, True)
-            tau[fdofs[pss - 1]] += 1.0
+    aba_accelerations(m, d, tau, True, reactions or nf > 0)
+    if nf == 0:
+        return
+    record_friction_wrenches(m, d)
+    if d.q_held[0] == 0:
+        aba_unit_responses(m, d)
+    _newton(m, d)
+    for k in range(nf):
+        tau_fric[fdofs[k]] = t[k]
+        tau[fdofs[k]] -= t[k]
+    if reactions:
+        aba_accelerations(m, d, tau, True, True)
+        return
+    for j in range(nf):
+        for k in range(nv):
+            qdd[k] += t[j] * sq[j, k]
 
 
 @njit(cache=True, error_model="numpy", inline="always")

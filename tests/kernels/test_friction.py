@@ -198,6 +198,36 @@ def test_friction_loop_is_consistent_on_a_tree():
     assert np.max(np.abs(data.tau_fric - tau_f)) <= 1e-9 * np.max(np.abs(tau_f))
 
 
+def test_unit_responses_are_the_linear_part_of_the_articulated_body_solve():
+    """The friction loop's sensitivities on the branched tree (aba.aba_unit_responses): the motion per unit friction
+    torque is −M⁻¹e_j (M by CRBA, an independent algorithm), and the friction joints' reactions per unit torque are the
+    difference of two complete articulated-body solves, with and without it (how the loop formed them before)."""
+    from fmu_mb.kernels.aba import aba_accelerations, aba_inertias, aba_unit_responses
+    from fmu_mb.kernels.handles import data_struct, model_struct
+    from fmu_mb.kernels.kinematics import forward_kinematics
+    cm, q, v, tau = friction_tree(0.1, 0.1)
+    m, data = cm.model, make_data(cm.model)
+    mh, dh = model_struct(m), data_struct(data)
+    forward_kinematics(mh, dh, q, v)
+    aba_inertias(mh, dh)
+    aba_unit_responses(mh, dh)
+    fdofs, bodies = m.fric_dofs, m.dof_body[m.fric_dofs]
+    M = alg.crba(m, make_data(m), q)
+    for j, dof in enumerate(fdofs):
+        assert np.allclose(data.fric_dqdd[j], np.linalg.solve(M, -np.eye(cm.nv)[dof]), rtol=0, atol=1e-12 * np.abs(
+            data.fric_dqdd[j]).max()), j
+    S = data.fric_S.copy()
+    aba_accelerations(mh, dh, tau.copy(), True, True)
+    W0 = np.hstack([data.fM[bodies], data.fF[bodies]])
+    for j, dof in enumerate(fdofs):
+        t = tau.copy()
+        t[dof] -= 1.0
+        aba_accelerations(mh, dh, t, True, True)
+        Wj = np.hstack([data.fM[bodies], data.fF[bodies]])
+        assert np.abs(S[:, :, j] - (Wj - W0)).max() <= 1e-9 * max(1.0, np.abs(W0).max()), j
+    assert np.abs(S).max() > 1e-3                        # the columns are not trivially zero
+
+
 def test_self_locking_is_flagged_not_hidden():
     """k_s = 0.2 with a 2 cm torsion arm on the prismatic joints: no friction torques satisfy
     the loop (a multi-start least-squares search on this case found min ½|r|² ≈ 126 N²;
