@@ -93,6 +93,7 @@ Python in it; it locks its memory, asks for SCHED_FIFO and pins one CPU, and say
     fmu-mb rt-bench dist/native/crane.fmu                                # 100000 steps at 1 kHz
     fmu-mb rt-bench dist/native/crane.fmu --set model.link=flexible model.friction=lugre
     fmu-mb rt-bench dist/native/five_axis.fmu --rate 0 --steps 1000000   # back to back: the distribution
+    fmu-mb rt-bench dist/native/five_axis.fmu --rate 0 --step 0.01       # back to back, 10 ms steps
 """
 
 
@@ -231,7 +232,10 @@ def _rt_bench(args) -> int:
     if args.rate:
         print(f"{path.name}: {args.steps} steps at {args.rate:g} Hz take {args.steps / args.rate:.0f} s "
               "(--steps, or --rate 0 for back-to-back steps)", flush=True)
-    report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md)
+    if args.step is not None and args.rate:
+        raise UserError(f"--step sets the communication step of a back-to-back run (--rate 0); at --rate "
+                        f"{args.rate:g} it is 1/rate", 2)
+    report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md, args.step)
     print(rtbench.describe(path.name, report), flush=True)
     if args.baseline:
         report["baseline"] = rtbench.baseline(report["median_ns"], args.steps, args.rate, args.cpu)
@@ -676,7 +680,10 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("fmu", metavar="FMU", help="a native FMU (fmu-mb build MODEL --kind native)")
     t.add_argument("--rate", type=float, default=1000.0, metavar="HZ",
                    help="steps per second; the communication step is 1/HZ (default 1000: 1 ms steps); 0: back to "
-                        "back with 1 ms steps (the step-time distribution without waiting)")
+                        "back, 1 ms steps or --step (the step-time distribution without waiting)")
+    t.add_argument("--step", type=_positive("--step"), metavar="S",
+                   help="with --rate 0: the communication step, s (default 0.001; e.g. 0.01 for a master's 10 ms "
+                        "steps)")
     t.add_argument("--steps", type=int, default=100_000, metavar="N", help="steps to time (default 100000: 100 s at "
                    "1 kHz; the README table uses 1000000)")
     t.add_argument("--cpu", type=int, metavar="N", help="the CPU to pin the loop to (default: the last one)")

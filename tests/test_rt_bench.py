@@ -30,6 +30,18 @@ def test_back_to_back_steps_report_an_ordered_distribution(native_fmus, capsys, 
     assert "median" in out and "p99.99" in out and "scheduling:" in out and "memory locked:" in out
 
 
+def test_back_to_back_steps_take_the_communication_step_asked_for(native_fmus, capsys, tmp_path):
+    """--step 0.01: each fmi2DoStep advances 10 ms (a master's step), and the real-time factor is read against it."""
+    report = tmp_path / "r.json"
+    code, out, err = _bench(capsys, native_fmus["five_axis"].path, "--rate", 0, "--step", 0.01, "--steps", 200,
+                            "--json", report)
+    assert code == 0, err
+    r = json.loads(report.read_text())
+    assert r["communication_step_s"] == 0.01 and r["steps"] == 200 and r["status"] == 0
+    assert "back to back (communication step 10 ms)" in out
+    assert f"real time × {0.01 / (r['median_ns'] * 1e-9):.0f} at the median" in out
+
+
 def test_a_fixed_rate_paces_the_steps_and_counts_overruns(native_fmus, capsys, tmp_path):
     """At 2 kHz, 400 steps take at least 0.2 s (each waits for its period's start); at 1 MHz (a 1 µs period, far
     shorter than any step of the five-axis tree) every step overruns."""
@@ -61,7 +73,7 @@ def test_start_values_reach_the_fmu_and_a_failing_step_stops_the_run(native_fmus
 
 
 @pytest.mark.parametrize("case", ["python FMU", "no file", "not an FMU", "zero steps", "negative rate", "bad cpu",
-                                  "unknown variable"])
+                                  "unknown variable", "step with a rate"])
 def test_what_rt_bench_cannot_do_is_refused_in_one_line(fmus, native_fmus, capsys, tmp_path, case):
     native = native_fmus["five_axis"].path
     junk = tmp_path / "junk.fmu"
@@ -74,6 +86,7 @@ def test_what_rt_bench_cannot_do_is_refused_in_one_line(fmus, native_fmus, capsy
         "negative rate": ([native, "--rate", -5], "--rate must be"),
         "bad cpu": ([native, "--cpu", 999], "--cpu: this machine has CPUs"),
         "unknown variable": ([native, "--set", "joint9.tau_drive=1"], "not a variable of five_axis"),
+        "step with a rate": ([native, "--rate", 500, "--step", 0.01], "--step sets the communication step"),
     }[case]
     code, out, err = _bench(capsys, *argv)
     assert code == 2 and expect in err and len(err.strip().splitlines()) == 1, err

@@ -76,9 +76,13 @@ def _start_args(md, start: dict) -> list:
 
 
 def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None, start: dict | None = None,
-        md=None) -> dict:
-    """Step the native FMU ``fmu`` ``steps`` times at ``rate`` Hz (0: back to back, 1 ms steps) on ``cpu`` (None:
-    the last one) with typed ``start`` values; the harness's report as a dict (ints and floats)."""
+        md=None, step: float | None = None) -> dict:
+    """Step the native FMU ``fmu`` ``steps`` times at ``rate`` Hz (0: back to back, communication steps of ``step``
+    s, default 1 ms) on ``cpu`` (None: the last one) with typed ``start`` values; the harness's report as a dict
+    (ints and floats)."""
+    if step is not None and (rate or not 0.0 < step < float("inf")):
+        raise UserError(f"the communication step of a back-to-back run (rate 0) must be > 0 s; a paced run's is "
+                        f"1/rate (got step {step:g} s at rate {rate:g} Hz)", 2)
     from ..runs import model_description
     if not sys.platform.startswith("linux"):
         raise UserError("rt-bench runs on Linux (clock_nanosleep, mlockall, SCHED_FIFO)", 1)
@@ -98,7 +102,7 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
         if not binary.is_file():
             raise UserError(f"{fmu}: no binaries/linux64/{binary.name} (an FMU for another platform?)", 2)
         return _harness([str(binary), (Path(tmp) / "resources").as_uri(), md.guid, str(steps), repr(float(rate)),
-                         str(cpu), outputs] + _start_args(md, start or {}))
+                         str(cpu), outputs] + _start_args(md, start or {}) + ([f"step={step!r}"] if step else []))
 
 
 def spin(iterations: int, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None) -> dict:

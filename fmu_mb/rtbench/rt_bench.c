@@ -2,12 +2,13 @@
  * measure every step (fmi2DoStep plus reading every Real output). No Python in the loop: fmu_mb.rtbench
  * compiles this file with the C compiler and runs it.
  *
- * Usage: rt_bench BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...]
+ * Usage: rt_bench BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...] [step=S]
  *        rt_bench --spin N - STEPS RATE_HZ CPU ""   (the platform's baseline: each "step" is the same fixed
  *                 computation, N iterations of a dependent floating-point recurrence, in place of the FMU; no
  *                 outputs: an empty OUTPUT_VRS)
  *   RATE_HZ  steps per second; the communication step is 1/RATE_HZ. The loop sleeps until each period's start
- *            (clock_nanosleep, absolute CLOCK_MONOTONIC); 0: back to back, communication step 1 ms
+ *            (clock_nanosleep, absolute CLOCK_MONOTONIC); 0: back to back, communication step 1 ms or S
+ *   step=S   the communication step of a back-to-back run, s (a paced run's is 1/RATE_HZ)
  *   CPU      the processor to pin the loop to (-1: none)
  *   VR=V     Real start values, VR:i=V Integer (Enumeration), VR:b=V Boolean, set before the initialization
  * What it asks of the system and what it got is reported: memory locked (mlockall), SCHED_FIFO priority 80 (when
@@ -114,7 +115,8 @@ static void spin_free(fmi2Component c) {
 
 int main(int argc, char **argv) {
     if (argc < 8) {
-        fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...]\n",
+        fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...] "
+                "[step=S]\n",
                 argv[0]);
         return 2;
     }
@@ -134,8 +136,17 @@ int main(int argc, char **argv) {
         vrs[nout] = (fmi2ValueReference)strtoul(p, &p, 10);
         if (*p == ',') ++p;
     }
+    double back_step = 1e-3;
     for (int a = 8; a < argc; ++a) {
         char *p;
+        if (!strncmp(argv[a], "step=", 5)) {
+            back_step = strtod(argv[a] + 5, &p);
+            if (*p || !(back_step > 0.0) || rate > 0.0) {
+                fprintf(stderr, "bad %s: a back-to-back run's communication step, > 0 (RATE_HZ 0)\n", argv[a]);
+                return 2;
+            }
+            continue;
+        }
         unsigned long vr = strtoul(argv[a], &p, 10);
         if (!strncmp(p, ":i=", 3) && nint < MAXV) {
             int_vr[nint] = (fmi2ValueReference)vr;
@@ -203,7 +214,7 @@ int main(int argc, char **argv) {
         CPU_SET(cpu, &set);
         pinned = sched_setaffinity(0, sizeof set, &set) == 0;
     }
-    double dt = rate > 0.0 ? 1.0 / rate : 1e-3;
+    double dt = rate > 0.0 ? 1.0 / rate : back_step;
     int64_t period = rate > 0.0 ? (int64_t)(1e9 / rate + 0.5) : 0;
     long done = 0, overruns = 0;
     fmi2Status worst = fmi2OK;
