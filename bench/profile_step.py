@@ -7,7 +7,7 @@ state the mechanism reaches after 50 ms of its FMU's run (the model's FMU method
 drives): the kinematics, the mass matrix (CRBA), the applied forces (springs, supports, friction laws), for a
 tree the articulated-body inertias and the solve with the friction ↔ reaction loop, for a constrained mechanism
 the constraint terms and ``prepare`` (kinematics, M, constraint terms, factorization of the constrained
-system), one full state derivative, the Rosenbrock stage matrix (built and LU-factored) and one stage solve; then
+system), one state derivative as a stage evaluates it (without the reactions only the outputs read), the Rosenbrock stage matrix (built and LU-factored) and one stage solve; then
 the projection onto the constraints after a step (where the model's solver projects; timed from a state on
 the constraints: the velocity sweep and one position check, a step's drift adds Newton iterations), then one step of
 the FMU's default method and of the damped ROS2, timed through the kernels' stepping entry over
@@ -33,10 +33,10 @@ from realtime import DETAIL  # noqa: E402  (bench/ is the script's folder)
 from fmu_mb import registry
 from fmu_mb.codes import ROS2_GAMMA_DAMPED, SolverOption
 from fmu_mb.kernels.aba import aba_inertias
-from fmu_mb.kernels.constrained import constrained_derivative, prepare
+from fmu_mb.kernels.constrained import constrained_stage_derivative, prepare
 from fmu_mb.kernels.constraints import constraint_terms
 from fmu_mb.kernels.crba import crba
-from fmu_mb.kernels.dynamics import applied_forces, solve_with_friction, state_derivative
+from fmu_mb.kernels.dynamics import applied_forces, solve_with_friction, stage_derivative
 from fmu_mb.kernels.integrators import ALL_GROUPS
 from fmu_mb.kernels.kinematics import forward_kinematics
 from fmu_mb.kernels.linear_stage import stage_matrix, stage_solve
@@ -94,11 +94,11 @@ def _prepare(m, d, x, t, n):
 
 @njit
 def _derivative(m, d, x, t, tau, f, n):
-    for _ in range(n):
+    for _ in range(n):                     # (what an integrator's stage evaluates: no reactions it does not need)
         if m.nc > 0:
-            constrained_derivative(m, d, x, t, tau, f)
+            constrained_stage_derivative(m, d, x, t, tau, f)
         else:
-            state_derivative(m, d, x, tau, f)
+            stage_derivative(m, d, x, tau, f)
 
 
 @njit
