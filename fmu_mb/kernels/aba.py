@@ -16,8 +16,8 @@ from numba import njit
 
 from ..codes import JointType
 from .rnea import acceleration_from_parent, acceleration_from_parent_z, plus_joint_motion
-from .spatial import (add_inertia_to_parent, add_inertia_to_parent_z, force_to_parent, force_to_parent_z,
-                      motion_to_child, spatial_inertia, velocity_product)
+from .spatial import (add_force_to_parent, add_inertia_to_parent, add_inertia_to_parent_z, force_to_parent,
+                      force_to_parent_z, motion_to_child, spatial_inertia, velocity_product)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -220,13 +220,7 @@ def aba_unit_responses(m, d):
                 pa3, pa4, pa5 = pa3 + U[i, 3] * s, pa4 + U[i, 4] * s, pa5 + U[i, 5] * s
             p = parent[i]
             if p >= 0:
-                n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, pa0, pa1, pa2, pa3, pa4, pa5)
-                P[j, p, 0] += n0
-                P[j, p, 1] += n1
-                P[j, p, 2] += n2
-                P[j, p, 3] += f0
-                P[j, p, 4] += f1
-                P[j, p, 5] += f2
+                add_force_to_parent(lR, lp, i, P, j, p, pa0, pa1, pa2, pa3, pa4, pa5)
             i = p
         for i in range(nb):                           # forward: every body
             p = parent[i]

@@ -15,7 +15,8 @@ from __future__ import annotations
 from numba import njit
 
 from ..codes import JointType
-from .spatial import force_to_parent, inertia_times, motion_to_child, motion_to_child_z, velocity_product
+from .spatial import (add_force_to_parent, force_to_parent, inertia_times, motion_to_child, motion_to_child_z,
+                      velocity_product)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -217,11 +218,5 @@ def reaction_increments(m, d, DQ, CM, CF, nl):
         if p < 0:
             continue
         for j in range(nl):
-            n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, W[j, i, 0], W[j, i, 1], W[j, i, 2],
-                                                     W[j, i, 3], W[j, i, 4], W[j, i, 5])
-            W[j, p, 0] += n0
-            W[j, p, 1] += n1
-            W[j, p, 2] += n2
-            W[j, p, 3] += f0
-            W[j, p, 4] += f1
-            W[j, p, 5] += f2
+            add_force_to_parent(lR, lp, i, W, j, p, W[j, i, 0], W[j, i, 1], W[j, i, 2], W[j, i, 3], W[j, i, 4],
+                                W[j, i, 5])

@@ -65,6 +65,19 @@ def force_to_parent(lR, lp, i, nx, ny, nz, fx, fy, fz):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def add_force_to_parent(lR, lp, i, W, j, p, nx, ny, nz, fx, fy, fz):
+    """W[j, p] += body i's wrench (n, f) expressed in its parent p's frame (:func:`force_to_parent`): a backward
+    pass over lanes j of wrenches (nl × nbody × 6)."""
+    n0, n1, n2, f0, f1, f2 = force_to_parent(lR, lp, i, nx, ny, nz, fx, fy, fz)
+    W[j, p, 0] += n0
+    W[j, p, 1] += n1
+    W[j, p, 2] += n2
+    W[j, p, 3] += f0
+    W[j, p, 4] += f1
+    W[j, p, 5] += f2
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def force_to_parent_z(lR, lp, i, nx, ny, nz, fx, fy, fz):
     """:func:`force_to_parent` where lR[i] is a rotation about z (Model.body_rot_z): the same bits (a sum
     with an exact zero term is the sum without it), 10 products of the rotation instead of 18."""
