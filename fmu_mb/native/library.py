@@ -132,8 +132,9 @@ def _decoder(cls, schema):
     """jit-able function giving ``cls`` (ModelStruct/DataStruct) of an address block (fmu_mb.native.clib.address_block:
     a header word, then per field its data address and shape, scalars by value). The struct is built once per block,
     on its first use, and kept (its box's address in the header word): each later call of an entry takes it from
-    there instead of building it again — at 168 Data fields, the building was about as much work per call as a
-    five-axis RK4 step (callgrind, five_axis's FMU at 1 ms communication steps: 45 % of the instructions of a doStep)."""
+    there instead of building it again — at 168 Data fields, the building was about a third of a five-axis RK4 step
+    per call (callgrind, five_axis's FMU at 1 ms communication steps, two entry calls: 45 % of a doStep's
+    instructions, much of it memset that callgrind counts per byte-run)."""
     parts, k = [], BLOCK_HEADER
     for _, dtype, ndim in schema:
         if ndim < 0:
