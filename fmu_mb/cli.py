@@ -220,6 +220,9 @@ def _rt_bench(args) -> int:
         raise UserError(f"--steps must be at least 1 (got {args.steps})", 2)
     if not (args.rate >= 0.0) or args.rate == float("inf"):
         raise UserError(f"--rate must be a number of steps per second >= 0 (got {args.rate:g})", 2)
+    if args.step is not None and args.rate:
+        raise UserError(f"--step sets the communication step of a back-to-back run (--rate 0); at --rate "
+                        f"{args.rate:g} it is 1/rate", 2)
     if args.cpu is not None and not 0 <= args.cpu < (os.cpu_count() or 1):
         raise UserError(f"--cpu: this machine has CPUs 0 ... {(os.cpu_count() or 1) - 1} (got {args.cpu})", 2)
     if args.json and not Path(args.json).resolve().parent.is_dir():
@@ -232,9 +235,6 @@ def _rt_bench(args) -> int:
     if args.rate:
         print(f"{path.name}: {args.steps} steps at {args.rate:g} Hz take {args.steps / args.rate:.0f} s "
               "(--steps, or --rate 0 for back-to-back steps)", flush=True)
-    if args.step is not None and args.rate:
-        raise UserError(f"--step sets the communication step of a back-to-back run (--rate 0); at --rate "
-                        f"{args.rate:g} it is 1/rate", 2)
     report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md, args.step)
     print(rtbench.describe(path.name, report), flush=True)
     if args.baseline:
