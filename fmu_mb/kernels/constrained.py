@@ -64,19 +64,25 @@ from .kinematics import forward_kinematics
 from .partition import partition
 from .rnea import reaction_increments, rnea, rnea_constrained
 from .saddle import factor, solve, solve_friction_increments
+from .scalar import identical
 
 
 @njit(cache=True, error_model="numpy")
 def prepare(m, d, q, v, t):
     """Kinematics, M, constraint terms and (re)partition + factor at (q, q̇, t). Returns False
     if the constrained system is singular even after re-partitioning. With d.q_held set (kernels.jacobian:
-    q as in the evaluation before) M, the partition and the factors, which depend on q only, are kept."""
+    q as in the evaluation before) M, the partition and the factors, which depend on q only, are kept; they are
+    kept too where the outputs' evaluation left them for the same q, C and partition (:func:`_position_work_kept`)."""
     forward_kinematics(m, d, q, v)
     if d.q_held[0] != 0:
         constraint_terms(m, d, q, v, t)
         return d.con_stats[SolverStat.PIVOT_RATIO] > 0.0
-    crba(m, d)
     constraint_terms(m, d, q, v, t)
+    if _position_work_kept(m, d, q):
+        d.con_stats[SolverStat.PIVOT_RATIO] = d.pk_stats[2]
+        d.pk_hits[0] += 1
+        return d.pk_stats[2] > 0.0
+    crba(m, d)                                    # (clears d.pk_held: what it keeps is overwritten from here)
     fresh = d.cp_valid[0] == 0
     if fresh:
         partition(m, d)
@@ -91,6 +97,59 @@ def prepare(m, d, q, v, t):
         d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] = ratio
     d.con_stats[SolverStat.PIVOT_RATIO] = ratio
     return ratio > 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _position_work_kept(m, d, q):
+    """Whether Data holds the position-only work of an evaluation at exactly this state of the things it depends
+    on: q, C (an ellipse row's C follows its trajectory's inputs), the rows' unit wrenches (the friction
+    increments' constraint wrenches) and the partition (rows, columns, rank, pivot ratio when chosen). Kept by
+    :func:`keep_position_work` after the outputs' evaluation; every pass that overwrites M clears it (crba), so
+    the next step's first stage, at the step's start, reuses M, the factors and the friction increments instead
+    of forming them again: the same numbers from the same operands. Evaluated after constraint_terms."""
+    if d.pk_held[0] == 0 or d.cp_valid[0] == 0:
+        return False
+    nv, nc = m.nv, m.nc
+    kq, kC, kw, kr, kc, ks = d.pk_q, d.pk_C, d.pk_w, d.pk_rows, d.pk_cols, d.pk_stats
+    C, wM, wF, wa, wb, rows, cols = d.con_C, d.con_wM, d.con_wF, d.con_wpa, d.con_wpb, d.cp_rows, d.cp_cols
+    if d.cp_rank[0] != int(ks[0]) or d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] != ks[1]:
+        return False
+    for j in range(nv):
+        if not identical(q[j], kq[j]) or cols[j] != kc[j]:
+            return False
+    for k in range(nc):
+        if rows[k] != kr[k]:
+            return False
+        for j in range(nv):
+            if not identical(C[k, j], kC[k, j]):
+                return False
+        for c in range(3):
+            if not (identical(wM[k, c], kw[k, c]) and identical(wF[k, c], kw[k, 3 + c]) and identical(wa[k, c], kw[k, 6 + c])
+                    and identical(wb[k, c], kw[k, 9 + c])):
+                return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def keep_position_work(m, d, q):
+    """Mark the position-only work now in Data (M, the factors, the friction increments, all at q) as reusable by
+    the next evaluation at the same q, C and partition (:func:`_position_work_kept`)."""
+    nv, nc = m.nv, m.nc
+    kq, kC, kw, kr, kc, ks = d.pk_q, d.pk_C, d.pk_w, d.pk_rows, d.pk_cols, d.pk_stats
+    C, wM, wF, wa, wb = d.con_C, d.con_wM, d.con_wF, d.con_wpa, d.con_wpb
+    for j in range(nv):
+        kq[j] = q[j]
+        kc[j] = d.cp_cols[j]
+    for k in range(nc):
+        kr[k] = d.cp_rows[k]
+        for j in range(nv):
+            kC[k, j] = C[k, j]
+        for c in range(3):
+            kw[k, c], kw[k, 3 + c], kw[k, 6 + c], kw[k, 9 + c] = wM[k, c], wF[k, c], wa[k, c], wb[k, c]
+    ks[0] = d.cp_rank[0]
+    ks[1] = d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]
+    ks[2] = d.con_stats[SolverStat.PIVOT_RATIO]
+    d.pk_held[0] = 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -124,7 +183,9 @@ def _derivative(m, d, x, t, tau_drive, xdot, reactions):
     v = x[nv:2 * nv]
     z = x[2 * nv:2 * nv + nz]
     d.work[Work.EVALUATIONS] += 1
+    hits = d.pk_hits[0]
     ok = prepare(m, d, q, v, t)
+    reused = d.pk_hits[0] != hits                 # (M, the factors and the increments of the outputs' evaluation)
     p_damp = applied_forces(m, d, q, v, z, tau_drive)
     for k in range(nv):
         qdd[k] = 0.0
@@ -145,7 +206,7 @@ def _derivative(m, d, x, t, tau_drive, xdot, reactions):
         constraint_wrenches(m, d, lam)
         rnea_constrained(m, d, qdd, True)
         record_friction_wrenches(m, d)
-        held = d.q_held[0] != 0                   # (the increments depend on q only: kept with d.q_held)
+        held = d.q_held[0] != 0 or reused         # (the increments depend on q only: kept with d.q_held)
         if not held:                              # reaction increments per unit friction torque
             solve_friction_increments(m, d)
             for j in range(nf):
@@ -170,6 +231,8 @@ def _derivative(m, d, x, t, tau_drive, xdot, reactions):
         rnea_constrained(m, d, qdd, True)
         for j in range(nv):
             lreq[j] = 0.0
+        if d.q_held[0] == 0:                      # the outputs' evaluation: the next step starts here
+            keep_position_work(m, d, q)
     p_con = 0.0
     for k in range(nc):
         rate = 0.0

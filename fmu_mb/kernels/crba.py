@@ -60,9 +60,10 @@ def composite_inertias(nb, parent, mass, c, Ic, R, t, cm, ch, cJ):
 
 @njit(cache=True, error_model="numpy")
 def crba(m, d):
-    """d.M = M(q) after forward_kinematics (uses lR, lp), the drives' armature on its diagonal."""
+    """d.M = M(q) after forward_kinematics (uses lR, lp), the drives' armature on its diagonal; clears d.pk_held."""
     nb, nv, parent, jtype, ax, dof = m.nbody, m.nv, m.body_parent, m.body_jtype, m.body_axis, m.body_dof
     M, cm, ch, cJ, lR, lp = d.M, d.cm, d.ch, d.cJ, d.lR, d.lp
+    d.pk_held[0] = 0                # M is overwritten: the kept position work is no longer there (kernels.constrained)
     for r in range(nv):
         for c in range(nv):
             M[r, c] = 0.0

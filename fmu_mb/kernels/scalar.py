@@ -114,3 +114,17 @@ def carries_derivative(a):
 def _carries_derivative(a):
     complex_ = isinstance(a, types.Array) and isinstance(a.dtype, types.Complex)
     return (lambda a: True) if complex_ else (lambda a: False)
+
+
+def identical(a, b):
+    """a and b are the same number, a zero's sign included (NaN never is): a cache key's test."""
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+@overload(identical)
+def _identical(a, b):
+    if isinstance(a, types.Complex) or isinstance(b, types.Complex):
+        return lambda a, b: (a.real == b.real and a.imag == b.imag
+                             and math.copysign(1.0, a.real) == math.copysign(1.0, b.real)
+                             and math.copysign(1.0, a.imag) == math.copysign(1.0, b.imag))
+    return lambda a, b: a == b and math.copysign(1.0, a) == math.copysign(1.0, b)

@@ -218,6 +218,17 @@ DATA_SCHEMA = (
     _f("q_held", "i8", 1, "1 while a complex-step Jacobian's columns leave q as it was (kernels.jacobian): the "
        "evaluation keeps the position-only stages of the one before"),
     _f("lin_x0", "f8", "nx", "state at the start of a guarded step (for its redo)"),
+    # the position-only work of the outputs' evaluation, kept for the next step's first stage at the same q
+    # (kernels.constrained.keep_position_work): its key, and whether it is held and was reused
+    _f("pk_held", "i8", 1, "1 while M, the constrained system's factors and the friction increments in Data are "
+       "those of the key below (kernels.constrained: set by the outputs' evaluation, cleared by crba)"),
+    _f("pk_hits", "i8", 1, "evaluations that reused them since the run started"),
+    _f("pk_q", "f8", _V, "key: the coordinates q"),
+    _f("pk_C", "f8", (_C, _V), "key: the constraint matrix C"),
+    _f("pk_w", "f8", (_C, 12), "key: the rows' unit wrenches (con_wM, con_wF, con_wpa, con_wpb)"),
+    _f("pk_rows", "i8", _C, "key: the partition's rows"),
+    _f("pk_cols", "i8", _V, "key: the partition's columns"),
+    _f("pk_stats", "f8", 3, "key: the partition's rank and pivot ratio when chosen; the pivot ratio at q"),
     # the dynamics outputs (kernels.rnea.bias_forces, kernels.outputs): their own inverse-dynamics pass
     _f("dyn_aw", "f8", _B3, "bias-force pass: body accelerations at q̈ = 0, angular"),
     _f("dyn_al", "f8", _B3, "bias-force pass: the same, linear"),
@@ -348,7 +359,7 @@ _DTYPES = {"f8": np.float64, "i8": np.int64}
 
 #: float fields a complex-step Data keeps real: run settings, statistics and tolerances, which no
 #: state or input perturbs (kernels.jacobian)
-REAL_FIELDS = RUN_FIELDS + ("fric_resid", "con_stats", "chk_pivot")
+REAL_FIELDS = RUN_FIELDS + ("fric_resid", "con_stats", "chk_pivot", "pk_stats")
 
 
 def make_data(model: Model, complex_step: bool = False) -> Data:
