@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..codes import Group, SolverOption, Work
-from .constrained import constrained_stage_derivative
+from .constrained import constrained_stage_derivative, derivative_kept
 from .dynamics import stage_derivative
 from .projection import project_after_step
 
@@ -70,7 +70,8 @@ def rk4_step_constrained(m, d, x, t, tau_drive, h):
     the projection if the solver asks for it."""
     xs, k1, k2, k3, k4 = d.xs, d.k1, d.k2, d.k3, d.k4
     d.work[Work.STEPS] += 1
-    constrained_stage_derivative(m, d, x, t, tau_drive, k1)
+    if not derivative_kept(m, d, x, t, tau_drive, k1):        # (the outputs' ẋ at this state, time and inputs)
+        constrained_stage_derivative(m, d, x, t, tau_drive, k1)
     _stage(xs, x, 0.5 * h, k1)
     constrained_stage_derivative(m, d, xs, t + 0.5 * h, tau_drive, k2)
     _stage(xs, x, 0.5 * h, k2)

@@ -229,6 +229,23 @@ DATA_SCHEMA = (
     _f("pk_rows", "i8", _C, "key: the partition's rows"),
     _f("pk_cols", "i8", _V, "key: the partition's columns"),
     _f("pk_stats", "f8", 3, "key: the partition's rank and pivot ratio when chosen; the pivot ratio at q"),
+    # the outputs' derivative, kept for an RK4 step's first stage from the same state, time and inputs
+    # (kernels.constrained.keep_derivative): the derivative, its key, and whether it is held and was reused
+    _f("fs_held", "i8", 1, "1 while fs_xdot is the derivative at the key below (set by the outputs' evaluation)"),
+    _f("fs_hits", "i8", 1, "RK4 first stages that reused it since the run started"),
+    _f("fs_xdot", "f8", "nx", "the derivative ẋ"),
+    _f("fs_x", "f8", "nx", "key: the state x"),
+    _f("fs_tau", "f8", _V, "key: the driving forces"),
+    _f("fs_bf", "f8", "nbf", "key: the body-force inputs"),
+    _f("fs_t", "f8", 1, "key: the time, s"),
+    _f("fs_off", "f8", _C, "key: the rows' offsets (con_off)"),
+    _f("fs_opt", "f8", len(SolverOption), "key: the solver options (solver_opt)"),
+    _f("fs_tkind", "i8", "nseg", "key: the trajectory segments (traj_kind)"),
+    _f("fs_ttime", "f8", ("nseg", 2), "key: their times (traj_time)"),
+    _f("fs_tpar", "f8", ("nseg", SEGMENT_WIDTH), "key: their parameters (traj_par)"),
+    _f("fs_rows", "i8", _C, "key: the partition's rows"),
+    _f("fs_cols", "i8", _V, "key: the partition's columns"),
+    _f("fs_part", "f8", 3, "key: the partition's rank, valid flag and pivot ratio when chosen"),
     # the dynamics outputs (kernels.rnea.bias_forces, kernels.outputs): their own inverse-dynamics pass
     _f("dyn_aw", "f8", _B3, "bias-force pass: body accelerations at q̈ = 0, angular"),
     _f("dyn_al", "f8", _B3, "bias-force pass: the same, linear"),
@@ -359,7 +376,8 @@ _DTYPES = {"f8": np.float64, "i8": np.int64}
 
 #: float fields a complex-step Data keeps real: run settings, statistics and tolerances, which no
 #: state or input perturbs (kernels.jacobian)
-REAL_FIELDS = RUN_FIELDS + ("fric_resid", "con_stats", "chk_pivot", "pk_stats")
+REAL_FIELDS = RUN_FIELDS + ("fric_resid", "con_stats", "chk_pivot", "pk_stats", "fs_t", "fs_off", "fs_opt", "fs_ttime",
+                            "fs_tpar", "fs_part")
 
 
 def make_data(model: Model, complex_step: bool = False) -> Data:

@@ -1,11 +1,12 @@
-"""The position-only work the outputs' evaluation leaves (M, the constrained system's factors, the friction
-increments) is reused by the next step's first stage at the same q, C and partition (kernels.constrained:
-keep_position_work, _position_work_kept; issue 40): the same bits as forming it again, and never reused where
-its key changed.
+"""What the outputs' evaluation leaves for the next step (kernels.constrained; issue 40): its position-only work
+(M, the constrained system's factors, the friction increments), reused by the next step's first stage at the same
+q, C and partition (keep_position_work, _position_work_kept), and its derivative, reused as an RK4 step's first
+stage from the same state, time and inputs (keep_derivative, derivative_kept). The same bits as forming them
+again, and never reused where their key changed.
 
 Each case runs the FMUs' cycle (a 1 ms communication step, then the outputs) twice in one process: as it runs,
-and with the kept work dropped before every step (Data.pk_held = 0: every stage forms its own, as before the
-reuse), and compares states, derivatives, reactions and multipliers bit for bit after every step.
+and with what was kept dropped before every step (Data.pk_held = Data.fs_held = 0: every stage forms its own, as
+before the reuse), and compares states, derivatives, reactions and multipliers bit for bit after every step.
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def _compiled(name: str, **extra):
 
 
 def _run(mod, options, cm, reuse: bool, between=None, method=None):
-    """The states, derivatives, reactions and multipliers after each 1 ms step + outputs, and the reuse count."""
+    """The states, derivatives, reactions and multipliers after each 1 ms step + outputs, and the reuse counts
+    (position work, derivative)."""
     meta = mod.FMU
     sim = Simulator(cm, min(meta.get("step_size", 1e-3), 1e-3), method=method or auto_method(mod, options))
     sim.initialize(static=meta.get("static_start", False))
@@ -37,36 +39,66 @@ def _run(mod, options, cm, reuse: bool, between=None, method=None):
     rows = []
     for k in range(STEPS):
         if options.get("mode") == "torque":             # a controller's inputs: new torques every step
-            sim.tau_drive[:] = drive * (1.0 + 0.05 * rng.standard_normal(drive.shape))
+            act = cm.actuated_dofs
+            sim.tau_drive[act] = drive[act] + 0.01 * rng.standard_normal(act.shape)
         if between is not None:
             between(sim, k)
         if not reuse:
             sim.data.pk_held[0] = 0
+            sim.data.fs_held[0] = 0
         sim.step(1e-3)
         xdot = sim.evaluate()
         rows.append(np.concatenate([sim.x, xdot, sim.data.fM.ravel(), sim.data.fF.ravel(), sim.data.lam]))
-    return np.array(rows), int(sim.data.pk_hits[0])
+    return np.array(rows), (int(sim.data.pk_hits[0]), int(sim.data.fs_hits[0]))
 
 
 def _bits(a):
     return a.view(np.uint64)
 
 
-@pytest.mark.parametrize("name, extra, method", [
-    ("rpsup", {}, None),                                  # ROS34PW2, LuGre: friction increments reused
-    ("rpsup", {"mode": "torque"}, "ros2_lowdamp"),
-    ("manipulator", {}, None),                            # (in torque mode a tree: nothing to keep)
-    ("crane", {}, None),                                  # ROS2 (low damping); three_loop's RK4 below
-    ("three_loop", {"mode": "torque"}, None),
-    ("mobile_robot", {}, "ros34pw2"),
+N = STEPS
+
+
+@pytest.mark.parametrize("name, extra, method, expected", [
+    ("rpsup", {}, None, (N, 0)),                          # ROS34PW2, LuGre: the friction increments too
+    ("rpsup", {"mode": "torque"}, "ros2_lowdamp", (N, 0)),
+    ("manipulator", {}, None, (N, 0)),                    # (in torque mode a tree: nothing kept)
+    ("crane", {}, None, (N, 0)),                          # ROS2 (low damping)
+    ("three_loop", {}, None, (0, N)),                     # RK4, inputs held: the derivative itself
+    ("three_loop", {"mode": "torque"}, None, (N, 0)),     # RK4, new torques every step: M and the factors
+    ("mobile_robot", {}, None, (0, N)),
+    ("mobile_robot", {}, "ros34pw2", (N, 0)),
 ])
-def test_reuse_gives_the_same_bits(name, extra, method):
+def test_reuse_gives_the_same_bits(name, extra, method, expected):
     mod, options, cm = _compiled(name, **extra)
     a, hits = _run(mod, options, cm, True, method=method)
     b, none = _run(mod, options, cm, False, method=method)
     assert np.isfinite(a).all()
     np.testing.assert_array_equal(_bits(a), _bits(b))
-    assert hits == STEPS and none == 0                    # every step's first stage reused the outputs' work
+    assert hits == expected and none == (0, 0)            # every step's first stage reused the outputs' work
+
+
+def test_a_changed_input_is_not_reused():
+    """three_loop at RK4 with its inputs held reuses the outputs' derivative; a step after new solver options
+    (Baumgarte's terms on: the rows' velocity and position errors then enter q̈), a new drive torque, a new rate of
+    the programmed crank or a new row offset must evaluate its first stage: each changes ẋ at the same state, so
+    a reuse there would change the motion (the same bits as without reuse)."""
+    mod, options, cm = _compiled("three_loop")
+
+    def change(sim, k):
+        if k == 0:
+            sim.set_solver(alpha=20.0, beta=20.0)
+        if k == 3:
+            sim.tau_drive[0] += 1e-3
+        if k == 7:
+            sim.set_trajectory("drive", rate=0.11)              # rad/s (was 0.1)
+        if k == 11:
+            sim.data.con_off[0] += 1e-6
+
+    a, hits = _run(mod, options, cm, True, change)
+    b, _ = _run(mod, options, cm, False, change)
+    np.testing.assert_array_equal(_bits(a), _bits(b))
+    assert hits[1] == N - 4
 
 
 def test_a_changed_ellipse_is_not_reused():
@@ -83,7 +115,7 @@ def test_a_changed_ellipse_is_not_reused():
     b, _ = _run(mod, options, cm, False, widen, method="ros2_lowdamp")
     np.testing.assert_array_equal(_bits(a), _bits(b))
     changed = len(range(1, STEPS, 3))
-    assert hits == STEPS - changed
+    assert hits == (STEPS - changed, 0)
 
 
 def test_a_new_partition_or_restored_state_is_not_reused():
@@ -105,4 +137,4 @@ def test_a_new_partition_or_restored_state_is_not_reused():
     b, _ = _run(mod, options, cm, False, disturb)
     np.testing.assert_array_equal(_bits(a), _bits(b))
     # step 9 partitions afresh; step 15 starts from the restored state (its q differs from the kept one)
-    assert hits == STEPS - 2
+    assert hits == (STEPS - 2, 0)
