@@ -65,6 +65,7 @@ from .partition import partition
 from .rnea import reaction_increments, rnea, rnea_constrained
 from .saddle import factor, solve, solve_friction_increments
 from .scalar import identical
+from .trajectory import copy_segments
 
 
 @njit(cache=True, error_model="numpy")
@@ -124,8 +125,8 @@ def _position_work_kept(m, d, q):
             if not identical(C[k, j], kC[k, j]):
                 return False
         for c in range(3):
-            if not (identical(wM[k, c], kw[k, c]) and identical(wF[k, c], kw[k, 3 + c]) and identical(wa[k, c], kw[k, 6 + c])
-                    and identical(wb[k, c], kw[k, 9 + c])):
+            if not (identical(wM[k, c], kw[k, c]) and identical(wF[k, c], kw[k, 3 + c])
+                    and identical(wa[k, c], kw[k, 6 + c]) and identical(wb[k, c], kw[k, 9 + c])):
                 return False
     return True
 
@@ -168,12 +169,7 @@ def keep_derivative(m, d, x, t, tau_drive, xdot):
         d.fs_rows[i] = d.cp_rows[i]
     for i in range(d.solver_opt.shape[0]):
         d.fs_opt[i] = d.solver_opt[i]
-    for i in range(d.traj_kind.shape[0]):
-        d.fs_tkind[i] = d.traj_kind[i]
-        for c in range(d.traj_time.shape[1]):
-            d.fs_ttime[i, c] = d.traj_time[i, c]
-        for c in range(d.traj_par.shape[1]):
-            d.fs_tpar[i, c] = d.traj_par[i, c]
+    copy_segments(d.traj_kind, d.traj_time, d.traj_par, d.fs_tkind, d.fs_ttime, d.fs_tpar)
     d.fs_t[0] = t
     d.fs_part[0], d.fs_part[1], d.fs_part[2] = d.cp_rank[0], d.cp_valid[0], d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]
     d.fs_held[0] = 1

@@ -27,6 +27,7 @@ from .dynamics import state_derivative
 from .kinematics import forward_kinematics
 from .outputs import fill_outputs
 from .stepping import advance_constrained, advance_tree
+from .trajectory import copy_segments
 from .uniqueness import uniqueness
 
 #: the imaginary step (see the module docstring)
@@ -43,12 +44,7 @@ def share_run_state(d, dc):
         dc.con_off[k] = d.con_off[k]
     for k in range(d.solver_opt.shape[0]):
         dc.solver_opt[k] = d.solver_opt[k]
-    for k in range(d.traj_kind.shape[0]):
-        dc.traj_kind[k] = d.traj_kind[k]
-        for c in range(d.traj_time.shape[1]):
-            dc.traj_time[k, c] = d.traj_time[k, c]
-        for c in range(d.traj_par.shape[1]):
-            dc.traj_par[k, c] = d.traj_par[k, c]
+    copy_segments(d.traj_kind, d.traj_time, d.traj_par, dc.traj_kind, dc.traj_time, dc.traj_par)
     for k in range(d.bf_val.shape[0]):
         dc.bf_val[k] = d.bf_val[k]
     for k in range(d.cp_rows.shape[0]):

@@ -57,6 +57,17 @@ def quintic(tau):
 
 
 @njit(cache=True, error_model="numpy")
+def copy_segments(kind, time, par, to_kind, to_time, to_par):
+    """The trajectory segments in force (Data.traj_kind, traj_time, traj_par) into another set of the same shape."""
+    for k in range(kind.shape[0]):
+        to_kind[k] = kind[k]
+        for c in range(time.shape[1]):
+            to_time[k, c] = time[k, c]
+        for c in range(par.shape[1]):
+            to_par[k, c] = par[k, c]
+
+
+@njit(cache=True, error_model="numpy")
 def eval_trajectory(seg_kind, seg_time, seg_par, first, count, t, out):
     """out[0] = p̂(t), out[1] = dp̂/dt, out[2] = d²p̂/dt² (out: (3, 3)) of the trajectory
     owning segments first … first + count − 1."""
