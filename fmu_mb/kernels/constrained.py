@@ -101,26 +101,73 @@ def prepare(m, d, q, v, t):
 
 
 @njit(cache=True, error_model="numpy")
+def keep_outputs_work(m, d, x, t, tau_drive, xdot):
+    """After the outputs' evaluation (ẋ in xdot): keep its key — x, the partition, C and the rows' unit wrenches,
+    the time and every input — so that the next step's first stage, which evaluates at the same state, reuses its
+    position-only work (M, the factors, the friction increments: :func:`_position_work_kept`) and, for RK4, its ẋ
+    (:func:`derivative_kept`)."""
+    nv, nc = m.nv, m.nc
+    kC, kw, kr, kc, ks = d.pk_C, d.pk_w, d.pk_rows, d.pk_cols, d.pk_stats
+    C, wM, wF, wa, wb = d.con_C, d.con_wM, d.con_wF, d.con_wpa, d.con_wpb
+    for i in range(x.shape[0]):
+        d.fs_x[i] = x[i]
+        d.fs_xdot[i] = xdot[i]
+    for j in range(nv):
+        kc[j] = d.cp_cols[j]
+        d.fs_tau[j] = tau_drive[j]
+    for k in range(nc):
+        kr[k] = d.cp_rows[k]
+        d.fs_off[k] = d.con_off[k]
+        for j in range(nv):
+            kC[k, j] = C[k, j]
+        for c in range(3):
+            kw[k, c], kw[k, 3 + c], kw[k, 6 + c], kw[k, 9 + c] = wM[k, c], wF[k, c], wa[k, c], wb[k, c]
+    ks[0] = d.cp_rank[0]
+    ks[1] = d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]
+    ks[2] = d.con_stats[SolverStat.PIVOT_RATIO]
+    for i in range(d.bf_val.shape[0]):
+        d.fs_bf[i] = d.bf_val[i]
+    for i in range(d.solver_opt.shape[0]):
+        d.fs_opt[i] = d.solver_opt[i]
+    copy_segments(d.traj_kind, d.traj_time, d.traj_par, d.fs_tkind, d.fs_ttime, d.fs_tpar)
+    d.fs_t[0] = t
+    d.pk_held[0] = 1
+    d.fs_held[0] = 1
+
+
+@njit(cache=True, error_model="numpy")
+def _partition_kept(m, d):
+    """Whether the coordinate partition is the one the outputs' evaluation ran with (rows, columns, rank, pivot ratio
+    when chosen; a partition asked for again, cp_valid = 0, never is)."""
+    ks, kr, kc, rows, cols = d.pk_stats, d.pk_rows, d.pk_cols, d.cp_rows, d.cp_cols
+    if d.cp_valid[0] == 0 or d.cp_rank[0] != int(ks[0]) or d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] != ks[1]:
+        return False
+    for j in range(m.nv):
+        if cols[j] != kc[j]:
+            return False
+    for k in range(m.nc):
+        if rows[k] != kr[k]:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
 def _position_work_kept(m, d, q):
     """Whether Data holds the position-only work of an evaluation at exactly this state of the things it depends
     on: q, C (an ellipse row's C follows its trajectory's inputs), the rows' unit wrenches (the friction
-    increments' constraint wrenches) and the partition (rows, columns, rank, pivot ratio when chosen). Kept by
-    :func:`keep_position_work` after the outputs' evaluation; every pass that overwrites M clears it (crba), so
-    the next step's first stage, at the step's start, reuses M, the factors and the friction increments instead
-    of forming them again: the same numbers from the same operands. Evaluated after constraint_terms."""
-    if d.pk_held[0] == 0 or d.cp_valid[0] == 0:
+    increments' constraint wrenches) and the partition. Kept by :func:`keep_outputs_work` after the outputs'
+    evaluation; every pass that overwrites M clears it (crba), so the next step's first stage, at the step's start,
+    reuses M, the factors and the friction increments instead of forming them again: the same numbers from the same
+    operands. Evaluated after constraint_terms."""
+    if d.pk_held[0] == 0 or not _partition_kept(m, d):
         return False
     nv, nc = m.nv, m.nc
-    kq, kC, kw, kr, kc, ks = d.pk_q, d.pk_C, d.pk_w, d.pk_rows, d.pk_cols, d.pk_stats
-    C, wM, wF, wa, wb, rows, cols = d.con_C, d.con_wM, d.con_wF, d.con_wpa, d.con_wpb, d.cp_rows, d.cp_cols
-    if d.cp_rank[0] != int(ks[0]) or d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN] != ks[1]:
-        return False
+    kx, kC, kw = d.fs_x, d.pk_C, d.pk_w
+    C, wM, wF, wa, wb = d.con_C, d.con_wM, d.con_wF, d.con_wpa, d.con_wpb
     for j in range(nv):
-        if not identical(q[j], kq[j]) or cols[j] != kc[j]:
+        if not identical(q[j], kx[j]):
             return False
     for k in range(nc):
-        if rows[k] != kr[k]:
-            return False
         for j in range(nv):
             if not identical(C[k, j], kC[k, j]):
                 return False
@@ -132,72 +179,25 @@ def _position_work_kept(m, d, q):
 
 
 @njit(cache=True, error_model="numpy")
-def keep_position_work(m, d, q):
-    """Mark the position-only work now in Data (M, the factors, the friction increments, all at q) as reusable by
-    the next evaluation at the same q, C and partition (:func:`_position_work_kept`)."""
-    nv, nc = m.nv, m.nc
-    kq, kC, kw, kr, kc, ks = d.pk_q, d.pk_C, d.pk_w, d.pk_rows, d.pk_cols, d.pk_stats
-    C, wM, wF, wa, wb = d.con_C, d.con_wM, d.con_wF, d.con_wpa, d.con_wpb
-    for j in range(nv):
-        kq[j] = q[j]
-        kc[j] = d.cp_cols[j]
-    for k in range(nc):
-        kr[k] = d.cp_rows[k]
-        for j in range(nv):
-            kC[k, j] = C[k, j]
-        for c in range(3):
-            kw[k, c], kw[k, 3 + c], kw[k, 6 + c], kw[k, 9 + c] = wM[k, c], wF[k, c], wa[k, c], wb[k, c]
-    ks[0] = d.cp_rank[0]
-    ks[1] = d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]
-    ks[2] = d.con_stats[SolverStat.PIVOT_RATIO]
-    d.pk_held[0] = 1
-
-
-@njit(cache=True, error_model="numpy")
-def keep_derivative(m, d, x, t, tau_drive, xdot):
-    """Keep the outputs' derivative ẋ with everything it depends on besides the Model (:func:`derivative_kept`)."""
-    for i in range(x.shape[0]):
-        d.fs_x[i] = x[i]
-        d.fs_xdot[i] = xdot[i]
-    for i in range(m.nv):
-        d.fs_tau[i] = tau_drive[i]
-        d.fs_cols[i] = d.cp_cols[i]
-    for i in range(d.bf_val.shape[0]):
-        d.fs_bf[i] = d.bf_val[i]
-    for i in range(m.nc):
-        d.fs_off[i] = d.con_off[i]
-        d.fs_rows[i] = d.cp_rows[i]
-    for i in range(d.solver_opt.shape[0]):
-        d.fs_opt[i] = d.solver_opt[i]
-    copy_segments(d.traj_kind, d.traj_time, d.traj_par, d.fs_tkind, d.fs_ttime, d.fs_tpar)
-    d.fs_t[0] = t
-    d.fs_part[0], d.fs_part[1], d.fs_part[2] = d.cp_rank[0], d.cp_valid[0], d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]
-    d.fs_held[0] = 1
-
-
-@njit(cache=True, error_model="numpy")
 def derivative_kept(m, d, x, t, tau_drive, xdot):
     """ẋ into xdot from the outputs' evaluation if it was at exactly this state, time, driving forces, body
     forces, trajectories, row offsets, solver options and coordinate partition (the evaluation's inputs besides
     the Model; the partition decides the round-off of the solve); else False. An RK4 step's first stage reads
     nothing else of the evaluation (issue 40: at 1 ms communication steps with inputs held, one evaluation of
     the five a step + outputs took)."""
-    if d.fs_held[0] == 0 or d.q_held[0] != 0 or not identical(t, d.fs_t[0]):
-        return False
-    if d.fs_part[0] != d.cp_rank[0] or d.fs_part[1] != d.cp_valid[0] or \
-            d.fs_part[2] != d.con_stats[SolverStat.PIVOT_RATIO_CHOSEN]:
+    if d.fs_held[0] == 0 or d.q_held[0] != 0 or not identical(t, d.fs_t[0]) or not _partition_kept(m, d):
         return False
     for i in range(x.shape[0]):
         if not identical(x[i], d.fs_x[i]):
             return False
     for i in range(m.nv):
-        if not identical(tau_drive[i], d.fs_tau[i]) or d.fs_cols[i] != d.cp_cols[i]:
+        if not identical(tau_drive[i], d.fs_tau[i]):
             return False
     for i in range(d.bf_val.shape[0]):
         if not identical(d.bf_val[i], d.fs_bf[i]):
             return False
     for i in range(m.nc):
-        if not identical(d.con_off[i], d.fs_off[i]) or d.fs_rows[i] != d.cp_rows[i]:
+        if not identical(d.con_off[i], d.fs_off[i]):
             return False
     for i in range(d.solver_opt.shape[0]):
         if not identical(d.solver_opt[i], d.fs_opt[i]):
@@ -296,8 +296,6 @@ def _derivative(m, d, x, t, tau_drive, xdot, reactions):
         rnea_constrained(m, d, qdd, True)
         for j in range(nv):
             lreq[j] = 0.0
-        if d.q_held[0] == 0:                      # the outputs' evaluation: the next step starts here
-            keep_position_work(m, d, q)
     p_con = 0.0
     for k in range(nc):
         rate = 0.0
@@ -308,5 +306,5 @@ def _derivative(m, d, x, t, tau_drive, xdot, reactions):
             for j in range(nv):
                 lreq[j] += C[k, j] * lam[k]
     write_state_derivative(m, d, v, tau_drive, p_damp, p_con, xdot)
-    if reactions and d.q_held[0] == 0:
-        keep_derivative(m, d, x, t, tau_drive, xdot)
+    if reactions and d.q_held[0] == 0:            # the outputs' evaluation: the next step starts here
+        keep_outputs_work(m, d, x, t, tau_drive, xdot)

@@ -218,19 +218,17 @@ DATA_SCHEMA = (
     _f("q_held", "i8", 1, "1 while a complex-step Jacobian's columns leave q as it was (kernels.jacobian): the "
        "evaluation keeps the position-only stages of the one before"),
     _f("lin_x0", "f8", "nx", "state at the start of a guarded step (for its redo)"),
-    # the position-only work of the outputs' evaluation, kept for the next step's first stage at the same q
-    # (kernels.constrained.keep_position_work): its key, and whether it is held and was reused
+    # what the outputs' evaluation leaves for the next step's first stage at the same state
+    # (kernels.constrained.keep_outputs_work): its position-only work (key: q in fs_x, C, the rows' wrenches, the
+    # partition) and, for RK4, its derivative (key: fs_x, the time, every input, the partition)
     _f("pk_held", "i8", 1, "1 while M, the constrained system's factors and the friction increments in Data are "
        "those of the key below (kernels.constrained: set by the outputs' evaluation, cleared by crba)"),
     _f("pk_hits", "i8", 1, "evaluations that reused them since the run started"),
-    _f("pk_q", "f8", _V, "key: the coordinates q"),
-    _f("pk_C", "f8", (_C, _V), "key: the constraint matrix C"),
+    _f("pk_C", "f8", (_C, _V), "key: the constraint matrix C (q: fs_x)"),
     _f("pk_w", "f8", (_C, 12), "key: the rows' unit wrenches (con_wM, con_wF, con_wpa, con_wpb)"),
     _f("pk_rows", "i8", _C, "key: the partition's rows"),
     _f("pk_cols", "i8", _V, "key: the partition's columns"),
-    _f("pk_stats", "f8", 3, "key: the partition's rank and pivot ratio when chosen; the pivot ratio at q"),
-    # the outputs' derivative, kept for an RK4 step's first stage from the same state, time and inputs
-    # (kernels.constrained.keep_derivative): the derivative, its key, and whether it is held and was reused
+    _f("pk_stats", "f8", 3, "key: the partition's rank and pivot ratio when chosen (both keys); the pivot ratio at q"),
     _f("fs_held", "i8", 1, "1 while fs_xdot is the derivative at the key below (set by the outputs' evaluation)"),
     _f("fs_hits", "i8", 1, "RK4 first stages that reused it since the run started"),
     _f("fs_xdot", "f8", "nx", "the derivative ẋ"),
@@ -243,9 +241,6 @@ DATA_SCHEMA = (
     _f("fs_tkind", "i8", "nseg", "key: the trajectory segments (traj_kind)"),
     _f("fs_ttime", "f8", ("nseg", 2), "key: their times (traj_time)"),
     _f("fs_tpar", "f8", ("nseg", SEGMENT_WIDTH), "key: their parameters (traj_par)"),
-    _f("fs_rows", "i8", _C, "key: the partition's rows"),
-    _f("fs_cols", "i8", _V, "key: the partition's columns"),
-    _f("fs_part", "f8", 3, "key: the partition's rank, valid flag and pivot ratio when chosen"),
     # the dynamics outputs (kernels.rnea.bias_forces, kernels.outputs): their own inverse-dynamics pass
     _f("dyn_aw", "f8", _B3, "bias-force pass: body accelerations at q̈ = 0, angular"),
     _f("dyn_al", "f8", _B3, "bias-force pass: the same, linear"),
@@ -377,7 +372,7 @@ _DTYPES = {"f8": np.float64, "i8": np.int64}
 #: float fields a complex-step Data keeps real: run settings, statistics and tolerances, which no
 #: state or input perturbs (kernels.jacobian)
 REAL_FIELDS = RUN_FIELDS + ("fric_resid", "con_stats", "chk_pivot", "pk_stats", "fs_t", "fs_off", "fs_opt", "fs_ttime",
-                            "fs_tpar", "fs_part")
+                            "fs_tpar")
 
 
 def make_data(model: Model, complex_step: bool = False) -> Data:

@@ -1,7 +1,7 @@
 """What the outputs' evaluation leaves for the next step (kernels.constrained; issue 40): its position-only work
 (M, the constrained system's factors, the friction increments), reused by the next step's first stage at the same
-q, C and partition (keep_position_work, _position_work_kept), and its derivative, reused as an RK4 step's first
-stage from the same state, time and inputs (keep_derivative, derivative_kept). The same bits as forming them
+q, C and partition (keep_outputs_work, _position_work_kept), and its derivative, reused as an RK4 step's first
+stage from the same state, time and inputs (derivative_kept). The same bits as forming them
 again, and never reused where their key changed.
 
 Each case runs the FMUs' cycle (a 1 ms communication step, then the outputs) twice in one process: as it runs,
