@@ -10,8 +10,9 @@ the generic CPU of the architecture. The LLVM IR numba generates for it is taken
 Python wrapper (the cfunc's ``cfunc.*`` function, the only user of the CPython API), the modules
 are linked into one, and llvmlite emits one object file for the chosen target triple. A generated
 C shim calls each inner function (numba's calling convention: status, result pointer, exception
-info) and a small C runtime (runtime.c) provides the two symbols of numba's runtime the code still
-uses (the StructRef boxes). Linked with the system's C compiler (mingw-w64 for win64,
+info) and a small C runtime (runtime.c) provides the one symbol of numba's runtime the code still
+uses (the StructRef boxes' allocation; their reference counting is left out of the code,
+:func:`without_reference_counts`). Linked with the system's C compiler (mingw-w64 for win64,
 gcc-aarch64-linux-gnu for linux-aarch64) into ``fmu_mb_kernels.so``/``.dll``: libc and libm only. numba
 optimizes its IR for the host, so for AArch64 the one x86 intrinsic in it (the reference count's atomic
 decrement) is first put back in LLVM's generic form (:func:`portable_ir`).
@@ -86,6 +87,31 @@ def portable_ir(ir: str, triple: str) -> str:
     if left:
         raise ValueError(f"the kernels' IR uses x86 intrinsics with no form for {triple}: {', '.join(left)}")
     return ir
+
+#: a call of numba's reference counting, as numba emits it (a statement: no value, nothing depends on it)
+_REFCOUNT_CALL = re.compile(r"^\s*(?:tail |notail )?call void @NRT_(?:incref|decref)\([^()]*\)(?:, ![\w.]+ ![\w.]+)*\n",
+                            re.M)
+
+
+def without_reference_counts(ir: str) -> str:
+    """``ir`` without its calls of NRT_incref / NRT_decref. In the library every reference counted object is
+    a StructRef box (the only allocation numba's code makes is the struct constructor, called only by the
+    decoders' ``build``; runtime.c implements no other allocator, so any other would not link), and each box
+    lives exactly as long as its address block: built on the block's first use, one reference held in the
+    header word, released by runtime.c's fmu_mb_release_block when the block's owner frees it. Within an
+    entry call a box is only borrowed, so counting its references there is pure cost: an atomic (locked)
+    read-modify-write per struct handed to a kernel or read from a field, about 16 % of a three_loop 1 ms step
+    (perf, native FMU). Without them the count stays at the header's one reference from the box's build to
+    its release, and no step writes to a box (two threads stepping instances that share a model block no
+    longer contend for its cache line). The arrays are borrowed views without a meminfo (kernels.handles):
+    their calls were null checks. ValueError if any other use of the two functions is left."""
+    ir = _REFCOUNT_CALL.sub("", ir)
+    left = [line for line in ir.split("\n") if re.search(r"@NRT_(?:incref|decref)\b", line)
+            and not line.startswith(("define ", "declare "))]
+    if left:
+        raise ValueError(f"the kernels' IR uses NRT_incref/NRT_decref other than as a call: {left[0].strip()}")
+    return ir
+
 
 def _pointer_intrinsic(dtype):
     @intrinsic
@@ -310,7 +336,7 @@ def emit_object(irs, triple: str, cpu: str = "", keep=None) -> bytes:
     tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, opt=3, reloc="pic", codemodel="default")
     mod = None
     for ir in irs:
-        m = llvm.parse_assembly(portable_ir(ir, triple))
+        m = llvm.parse_assembly(portable_ir(without_reference_counts(ir), triple))
         m.triple = triple
         m.data_layout = str(tm.target_data)
         if mod is None:

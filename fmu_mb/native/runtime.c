@@ -2,7 +2,9 @@
  * numba's helper for complex powers):
  * the boxes of the Model/Data StructRefs the entries build, one per address block, kept in its header word
  * (kernels.handles, native.library), and their release (fmu_mb_release_block).
- * The layout of NRT_MemInfo is numba's (the compiled code reads refct and data in place).
+ * The layout of NRT_MemInfo is numba's (the compiled code reads data in place). The compiled code counts no
+ * references (fmu_mb.native.library.without_reference_counts): a box keeps the one its header word holds from its
+ * build to fmu_mb_release_block, which drops it.
  * Boxes are recycled through one process-wide pool, lock-free: a released box goes into a free slot of its
  * size's class (compare-and-swap), a box is taken by exchanging a slot with NULL (each slot is its own atomic
  * cell, so no ABA problem). After the first calls of the entries on any thread no entry allocates on any
