@@ -13,7 +13,9 @@ detail is read there; the FMU's internal step stays its default). After the firs
 (``fmu_mb.rtbench.baseline``): the same loop with each step a fixed computation of the median of the detailed
 runs, no FMU, over as many steps: its worst/median is what the machine adds to a step that never varies (the
 floor under the FMUs' ratios; issue 40's determinism target is worst ≤ 2× median). The scheduling class and
-memory locking the harness obtained are printed with each table.
+memory locking the harness obtained are printed with each table. three_loop's crank turns the paper's 1 rad over
+each run, whatever its length (past about 1.57 rad its loops reach a dead point); a run that stops before its last
+step ends the bench with the FMU's message instead of printing a row of fewer steps than it says.
 """
 from __future__ import annotations
 
@@ -30,9 +32,29 @@ from fmu_mb.rtbench import baseline, run
 from fmu_mb.runs import model_description, typed
 
 
-def _start(md, options: dict) -> dict:
+def _start(md, options: dict, seconds: float) -> dict:
+    """Typed start values: the options, and what keeps a run of ``seconds`` of simulated time within the
+    mechanism's range (:func:`_in_range`)."""
     by_name = {v.name: v for v in md.modelVariables}
-    return {f"model.{k}": typed(by_name[f"model.{k}"], str(v)) for k, v in options.items()}
+    start = {f"model.{k}": typed(by_name[f"model.{k}"], str(v)) for k, v in options.items()}
+    return {**start, **_in_range(md.modelName, seconds)}
+
+
+def _in_range(model: str, seconds: float) -> dict:
+    """Inputs that keep a run of ``seconds`` where the mechanism can go: three_loop's crank turns at a constant
+    rate (0.1 rad/s, paper 002's 1 rad in 10 s) and past about 1.57 rad its loops reach a dead point, where the
+    FMU stops with an error (after 15.8 s at the paper's rate); a long run turns it the paper's 1 rad over the
+    whole run instead. The others' programmed motions end and hold."""
+    return {"drive.rate": 1.0 / seconds} if model == "three_loop" else {}
+
+
+def _checked(run_report: dict, model: str, label: str, steps: int) -> dict:
+    """The report of a run that took every step; SystemExit naming the model and the FMU's message otherwise (a
+    row of a run that stopped early would time fewer steps than it says, and its last ones the failing path)."""
+    if run_report.get("error") or run_report["steps"] < steps:
+        raise SystemExit(f"rt_bench: {model} ({label}) stopped after {run_report['steps']} of {steps} steps: "
+                         f"{run_report.get('error', '')}")
+    return run_report
 
 
 def _row(name: str, label: str, r: dict) -> str:
@@ -63,7 +85,8 @@ def main(argv=None) -> int:
         for m in args.models:
             md = model_description(fmus[m])
             for label, options in (("defaults", {}), ("detail", DETAIL[m])):
-                r = run(fmus[m], args.steps, 0.0, None, _start(md, options), md)
+                r = _checked(run(fmus[m], args.steps, 0.0, None, _start(md, options, args.steps * 1e-3), md), m,
+                             label, args.steps)
                 settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
                 rows.append(_row(m, label, r))
                 if label == "detail":
@@ -79,7 +102,8 @@ def main(argv=None) -> int:
         rows = []
         for m in args.models:
             md = model_description(fmus[m])
-            r = run(fmus[m], args.paced_steps, 1000.0, None, _start(md, DETAIL[m]), md)
+            r = _checked(run(fmus[m], args.paced_steps, 1000.0, None, _start(md, DETAIL[m], args.paced_steps * 1e-3),
+                             md), m, "paced", args.paced_steps)
             settings.add(("paced", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
             rows.append(_row(m, "detail", r))
         rows.append(_row("baseline", "fixed", baseline(typical, args.paced_steps, 1000.0, None)))
@@ -89,7 +113,8 @@ def main(argv=None) -> int:
         rows = []
         for m in args.models:
             md = model_description(fmus[m])
-            r = run(fmus[m], args.master_steps, 0.0, None, _start(md, DETAIL[m]), md, step=0.01)
+            r = _checked(run(fmus[m], args.master_steps, 0.0, None, _start(md, DETAIL[m], args.master_steps * 1e-2), md,
+                             step=0.01), m, "10 ms", args.master_steps)
             settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
             rows.append(_row(m, "detail", r))
         print(f"\nBack to back, 10 ms communication steps (a master's; issue 40's ≥ 100× real time at full detail): "

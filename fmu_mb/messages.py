@@ -137,6 +137,8 @@ MESSAGES = {
                        "friction couples them strongly (LuGre with flexible links); a smaller step, %sor "
                        "solver.integrator = 0 (RK4) at a step small enough for the stiffest detail may pass",
     "HINT_DAMPED_ROS2": "solver.integrator = 1 (ros2, the damped and more robust gamma), ",
+    "HINT_LOOPS": "; or a closed loop has reached a singular (dead-point) position, where its rates grow without "
+                  "bound and no step or method passes (a programmed motion cannot go on there)",
     "EVALUATION_FAILED": "%s: evaluating the outputs failed in the kernel library",
     "STEP_RESULT_REFUSED": "%s; the state and outputs at t = %g s are kept",
     # ---- Model Exchange (fmi2_me.c, exchange.c)
@@ -171,7 +173,10 @@ MESSAGES = {
     # ---- results
     "OUTPUT_NOT_FINITE": "%s: output '%s' = %s is not finite (%d output(s) in all)",
     "STATE_BEYOND_LIMIT": "%s: %s = %s lies beyond +-%g, the range of the FMU's state (a state it could not "
-                          "restore: are the inputs too large?)",
+                          "restore: %s)",
+    "BEYOND_INPUTS": "are the inputs too large?",
+    "BEYOND_LOOPS": "are the inputs too large, or has a closed loop reached a singular (dead-point) position, where "
+                    "its rates grow without bound and a programmed motion cannot go on?",
     "ELLIPSE_DISTANCE": " (first-order distance |Phi|/|grad Phi|, exact only near the ellipse)",
     "POINT_AWAY": "point %s is %s away from it",
     "VIOLATED_BY": "it is violated by %s",

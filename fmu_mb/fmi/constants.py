@@ -265,7 +265,7 @@ def _c_value(x) -> str:
 def c_header() -> str:
     """Text of ``fmu_mb_constants.h``: this module's numbers, the solver slots and integration methods the
     core reads (fmu_mb.codes, fmu_mb.simulator.METHODS) and the message templates (fmu_mb.messages)."""
-    from ..codes import OutputKind, RecordCheck, Scheme, SegmentKind, SolverOption, SolverStat
+    from ..codes import Group, OutputKind, RecordCheck, Scheme, SegmentKind, SolverOption, SolverStat
     from ..model.options import AUTO_ORDER
     from ..simulator import METHODS
     from ..messages import MESSAGES
@@ -319,6 +319,7 @@ def c_header() -> str:
     out.append(f"#define FMU_MB_OUT_Q {int(OutputKind.Q)}")
     out.append(f"#define FMU_MB_OUT_QD {int(OutputKind.QD)}")
     out.append(f"#define FMU_MB_SEGMENT_LINEAR {int(SegmentKind.LINEAR)}")
+    out.append(f"#define FMU_MB_GROUP_KINEMATIC {int(Group.KINEMATIC)}")
     out.append(f"#define FMU_MB_N_METHODS {len(METHODS)}")
     out.append("#define FMU_MB_METHOD_SCHEME {" + ", ".join(str(int(m.scheme)) for m in METHODS.values()) + "}")
     out.append("#define FMU_MB_METHOD_GAMMA {" + ", ".join(repr(m.gamma) for m in METHODS.values()) + "}")

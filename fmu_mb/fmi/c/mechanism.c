@@ -95,6 +95,9 @@ static Run *load_run(Instance *s, fmu_mb_arrays *a, char *err, size_t elen) {
     r->nc = scalar(a, "model.nc", err);
     r->nx = scalar(a, "model.nx", err);
     r->constrained = r->nc > 0;
+    int64_t n_group = 0;
+    const int64_t *group = r->nc > 0 ? i8(a, "model.con_group", &n_group, err) : NULL;
+    for (int64_t k = 0; group && k < n_group; ++k) r->loops |= group[k] == FMU_MB_GROUP_KINEMATIC;
     r->mb = fmu_mb_arrays_block(a, "model.", &n_block);
     r->db = fmu_mb_arrays_block(a, "data.", &n_block);
     r->solver_opt = f8(a, "data.solver_opt", NULL, err);
@@ -729,13 +732,18 @@ int model_step(Instance *s, double t, double dt) {
     if (r->nc && r->con_stats[FMU_MB_STAT_PIVOT_RATIO] == 0.0)
         snprintf(why, sizeof why, MSG_SINGULAR_CONSTRAINTS, (int)r->con_stats[FMU_MB_STAT_RANK]);
     char cause[4096];
-    if (violation_at_start(s, t, cause, sizeof cause))
+    int known = violation_at_start(s, t, cause, sizeof cause);
+    if (known)
         snprintf(hint, sizeof hint, MSG_HINT_CAUSE, cause);
     else if (me->scheme == FMU_MB_SCHEME_RK4)
         snprintf(hint, sizeof hint, MSG_HINT_RK4, me->h);
     else
         snprintf(hint, sizeof hint, MSG_HINT_ROSENBROCK, METHOD_NAME[me->method], me->h,
                  METHOD_GAMMA[me->method] != 0.0 || me->scheme == FMU_MB_SCHEME_ROS34PW2 ? MSG_HINT_DAMPED_ROS2 : "");
+    if (r->loops && !known) {                     /* (appended: a dead point is no matter of step or method) */
+        size_t used = strlen(hint);
+        snprintf(hint + used, sizeof hint - used, "%s", MSG_HINT_LOOPS);
+    }
     FMU_ERROR(s, MSG_STEP_NOT_FINITE, where, t, dt, why, t, hint);
     return 0;
 }
@@ -773,7 +781,7 @@ int model_problem(Instance *s, const char *where, char *msg, size_t len) {
         double lim = i < r->nv ? FMU_MB_COORDINATE_LIMIT : FMU_MB_RATE_LIMIT;
         if (fabs(r->x[i]) > lim) {
             snprintf(msg, len, MSG_STATE_BEYOND_LIMIT, where, coordinate_name(r, i % r->nv, i >= r->nv, name),
-                     fmu_repr(r->x[i], b1), lim);
+                     fmu_repr(r->x[i], b1), lim, r->loops ? MSG_BEYOND_LOOPS : MSG_BEYOND_INPUTS);
             return 1;
         }
     }

@@ -12,6 +12,7 @@ typedef struct {
     int64_t *mb, *db;                     /* address blocks of Model and Data (the kernels' arguments) */
     int64_t nv, nc, nx, nbf, nout;
     int constrained;
+    int loops;                            /* closed loops: rows of the kinematic group (codes.Group) */
     double *x0, *static_opts, *static_info, *out_f, *gravity, *solver_opt, *con_stats, *bf;
     int64_t *start_dof, *drive_dof, *force_idx, *out_vr, *out_kind, *out_a, *out_b, *assemble_mask, *flags;
     int64_t *fric_fail, *lin_redo, *lin_hold, *cp_valid;
