@@ -79,7 +79,7 @@ fmi2Status model_step_accepted(Instance *s, double t) {
 
 void model_undo_step(Instance *s) { (void)s; }
 
-int model_problem(Instance *s, const char *where, char *msg, size_t len) {
+int model_problem(Instance *s, fmu_where *where, char *msg, size_t len) {
     char b[32];
     int bad = -1, nbad = 0;
     for (int k = 0; k < s->n_outputs; ++k)
@@ -88,7 +88,8 @@ int model_problem(Instance *s, const char *where, char *msg, size_t len) {
             ++nbad;
         }
     if (bad < 0) return 0;
-    snprintf(msg, len, MSG_OUTPUT_NOT_FINITE, where, FMU_MB_VARS[bad].name, fmu_repr(s->values[bad], b), nbad);
+    snprintf(msg, len, MSG_OUTPUT_NOT_FINITE, fmu_where_text(where), FMU_MB_VARS[bad].name,
+             fmu_repr(s->values[bad], b), nbad);
     return 1;
 }
 

@@ -77,6 +77,18 @@ void fmu_say(Instance *s, int status, const char *fmt, ...) FMU_MB_PRINTF(3, 4);
 /* A message before an instance exists (fmi2Instantiate's refusals). */
 void fmu_say_to(const fmi2CallbackFunctions *cb, const char *instance, int status, const char *fmt, ...)
     FMU_MB_PRINTF(4, 5);
+/* Where a message arises ("fmi2DoStep from t = 0.1 s over 0.01 s"): its parts, put into words only when a message
+ * needs them (fmu_where_text), so a step that logs nothing formats nothing (two %g took about 0.4 us of a 15 us
+ * step). `kind` names the words: FMU_WHERE_CALL "<call>", _AT MSG_WHERE_AT, _STEP MSG_WHERE_STEP, _TIME
+ * MSG_WHERE_TIME, _OUTPUTS MSG_WHERE_OUTPUTS. */
+enum { FMU_WHERE_CALL, FMU_WHERE_AT, FMU_WHERE_STEP, FMU_WHERE_TIME, FMU_WHERE_OUTPUTS };
+typedef struct {
+    int kind;
+    const char *call;
+    double t, dt;
+    char text[200];                       /* "" until fmu_where_text writes it */
+} fmu_where;
+const char *fmu_where_text(fmu_where *w);
 /* A double as Python's repr() writes it (buf: 32 bytes). */
 const char *fmu_repr(double v, char *buf);
 /* " <unit>" of a variable, or "" (buf: 64 bytes). */

@@ -82,12 +82,12 @@ int fmu_get_event_indicators(Instance *s, size_t ni) {
 }
 
 int fmu_completed_integrator_step(Instance *s, int *enter_event_mode, int *terminate) {
-    char msg[4096], where[200];
+    char msg[4096];
     *enter_event_mode = 0;
     *terminate = 0;
     if (!fmu_evaluated(s)) return 0;
-    snprintf(where, sizeof where, MSG_WHERE_AT, s->call, s->t);
-    if (model_problem(s, where, msg, sizeof msg)) {
+    fmu_where where = {FMU_WHERE_AT, s->call, s->t, 0.0, ""};
+    if (model_problem(s, &where, msg, sizeof msg)) {
         FMU_ERROR(s, MSG_ME_RESULT_REFUSED, msg);
         return 0;
     }

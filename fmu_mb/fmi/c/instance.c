@@ -301,14 +301,14 @@ int fmu_ensure_built(Instance *s) {
 }
 
 int fmu_exit_initialization(Instance *s) {
-    char msg[4096], where[128];
+    char msg[4096];
     if (!fmu_ensure_built(s)) return 0;
     if (s->me && (!model_take_inputs(s) || !model_evaluate(s))) {     /* inputs set since the build */
         s->ready = 0;
         return 0;
     }
-    snprintf(where, sizeof where, MSG_WHERE_AT, s->call, s->t);
-    if (model_problem(s, where, msg, sizeof msg)) {
+    fmu_where where = {FMU_WHERE_AT, s->call, s->t, 0.0, ""};
+    if (model_problem(s, &where, msg, sizeof msg)) {
         s->ready = 0;                          /* built again at the next attempt */
         FMU_ERROR(s, MSG_INIT_RESULT_REFUSED, msg);
         return 0;
@@ -336,7 +336,7 @@ static void back_to_held(Instance *s, const double *held_before) {
 }
 
 fmi2Status fmu_do_step(Instance *s, double t, double dt) {
-    char a[32], b[32], msg[4096], where[200];
+    char a[32], b[32], msg[4096];
     if (!(isfinite(dt) && dt > 0.0)) {
         FMU_ERROR(s, MSG_STEP_SIZE, fmu_repr(dt, a));
         return fmi2Error;
@@ -363,9 +363,9 @@ fmi2Status fmu_do_step(Instance *s, double t, double dt) {
         return fmi2Error;
     }
     s->t = end;
-    snprintf(where, sizeof where, MSG_WHERE_STEP, s->call, t, dt);
-    int problem = !model_evaluate(s) ? (snprintf(msg, sizeof msg, MSG_EVALUATION_FAILED, where), 1)
-                                     : model_problem(s, where, msg, sizeof msg);
+    fmu_where where = {FMU_WHERE_STEP, s->call, t, dt, ""};
+    int problem = !model_evaluate(s) ? (snprintf(msg, sizeof msg, MSG_EVALUATION_FAILED, fmu_where_text(&where)), 1)
+                                     : model_problem(s, &where, msg, sizeof msg);
     if (problem) {
         model_undo_step(s);
         for (int k = 0; k < s->n_outputs; ++k) s->values[s->outputs[k]] = s->kept[k];

@@ -454,7 +454,8 @@ int model_build(Instance *s) {
     int method = (int)fmu_param(s, FMU_MB_ROLE_INTEGRATOR, 0);
     if (method == FMU_MB_METHOD_AUTO) method = auto_method(s, h);
     if (METHOD_GAMMA[method] != 0.0) r->solver_opt[FMU_MB_OPT_ROS2_GAMMA] = METHOD_GAMMA[method];
-    if (!apply_trajectories(s, r, s->call, 1, 0) || !start(s, r)) {
+    fmu_where where = {FMU_WHERE_CALL, s->call, 0.0, 0.0, ""};
+    if (!apply_trajectories(s, r, &where, 1, 0) || !start(s, r)) {
         free_run(r);
         return 0;
     }
@@ -498,7 +499,8 @@ int model_evaluate(Instance *s) {
 static int inputs_into_run(Instance *s, int from_held) {
     Run *r = mechanism_of(s)->run;
     if (!r) return 1;
-    if (!apply_trajectories(s, r, s->call, from_held, from_held)) return 0;
+    fmu_where where = {FMU_WHERE_CALL, s->call, 0.0, 0.0, ""};
+    if (!apply_trajectories(s, r, &where, from_held, from_held)) return 0;
     hold_inputs(s, r, from_held);
     return 1;
 }
@@ -703,9 +705,8 @@ static int violation_at_start(Instance *s, double t, char *msg, size_t len) {
     double *kept = malloc((size_t)s->n_outputs * 8 + 8);
     if (!kept) return 0;
     for (int k = 0; k < s->n_outputs; ++k) kept[k] = s->values[s->outputs[k]];
-    char where[64];
-    snprintf(where, sizeof where, MSG_WHERE_TIME, t);
-    int found = gather(s, me->run) && model_problem(s, where, msg, len);
+    fmu_where where = {FMU_WHERE_TIME, NULL, t, 0.0, ""};
+    int found = gather(s, me->run) && model_problem(s, &where, msg, len);
     for (int k = 0; k < s->n_outputs; ++k) s->values[s->outputs[k]] = kept[k];
     free(kept);
     return found;
@@ -714,14 +715,14 @@ static int violation_at_start(Instance *s, double t, char *msg, size_t len) {
 int model_step(Instance *s, double t, double dt) {
     Mechanism *me = mechanism_of(s);
     Run *r = me->run;
-    char where[200], why[200] = "", hint[4300];
+    char why[200] = "", hint[4300];
     double nsteps = ceil(dt / me->h - 1e-9);
     if (nsteps > (double)me->max_steps) {
         FMU_ERROR(s, MSG_STEP_TOO_MANY, s->call, dt, nsteps, me->h, (double)me->max_steps);
         return 0;
     }
-    snprintf(where, sizeof where, MSG_WHERE_AT, s->call, t);
-    if (!apply_trajectories(s, r, where, 0, 0)) return 0;
+    fmu_where where = {FMU_WHERE_AT, s->call, t, 0.0, ""};
+    if (!apply_trajectories(s, r, &where, 0, 0)) return 0;
     hold_inputs(s, r, 0);
     r->fails_before = r->fric_fail[0];
     int64_t ok = 0, res = 0;
@@ -744,7 +745,7 @@ int model_step(Instance *s, double t, double dt) {
         size_t used = strlen(hint);
         snprintf(hint + used, sizeof hint - used, "%s", MSG_HINT_LOOPS);
     }
-    FMU_ERROR(s, MSG_STEP_NOT_FINITE, where, t, dt, why, t, hint);
+    FMU_ERROR(s, MSG_STEP_NOT_FINITE, fmu_where_text(&where), t, dt, why, t, hint);
     return 0;
 }
 
@@ -763,7 +764,7 @@ void model_undo_step(Instance *s) {
 
 /* Why the current result may not be answered with fmi2OK: a non-finite output, a coordinate or rate beyond
  * the FMU's limits, a constraint violated beyond solver.max_violation. */
-int model_problem(Instance *s, const char *where, char *msg, size_t len) {
+int model_problem(Instance *s, fmu_where *where, char *msg, size_t len) {
     Mechanism *me = mechanism_of(s);
     Run *r = me->run;
     int bad = -1, nbad = 0;
@@ -774,13 +775,14 @@ int model_problem(Instance *s, const char *where, char *msg, size_t len) {
             ++nbad;
         }
     if (bad >= 0) {
-        snprintf(msg, len, MSG_OUTPUT_NOT_FINITE, where, FMU_MB_VARS[bad].name, fmu_repr(s->values[bad], b1), nbad);
+        snprintf(msg, len, MSG_OUTPUT_NOT_FINITE, fmu_where_text(where), FMU_MB_VARS[bad].name, fmu_repr(s->values[bad], b1),
+                 nbad);
         return 1;
     }
     for (int64_t i = 0; i < 2 * r->nv; ++i) {
         double lim = i < r->nv ? FMU_MB_COORDINATE_LIMIT : FMU_MB_RATE_LIMIT;
         if (fabs(r->x[i]) > lim) {
-            snprintf(msg, len, MSG_STATE_BEYOND_LIMIT, where, coordinate_name(r, i % r->nv, i >= r->nv, name),
+            snprintf(msg, len, MSG_STATE_BEYOND_LIMIT, fmu_where_text(where), coordinate_name(r, i % r->nv, i >= r->nv, name),
                      fmu_repr(r->x[i], b1), lim, r->loops ? MSG_BEYOND_LOOPS : MSG_BEYOND_INPUTS);
             return 1;
         }
@@ -803,9 +805,9 @@ int model_problem(Instance *s, const char *where, char *msg, size_t len) {
         char who[400];
         if (point[0]) snprintf(who, sizeof who, MSG_POINT_AWAY, point, amount);
         else snprintf(who, sizeof who, MSG_VIOLATED_BY, amount);
-        snprintf(msg, len, MSG_PROGRAMMED_MOTION_LOST, where, name, who, s->t, me->max_violation);
+        snprintf(msg, len, MSG_PROGRAMMED_MOTION_LOST, fmu_where_text(where), name, who, s->t, me->max_violation);
     } else {
-        snprintf(msg, len, MSG_CONSTRAINT_VIOLATED, where, name, group, amount, s->t, me->max_violation);
+        snprintf(msg, len, MSG_CONSTRAINT_VIOLATED, fmu_where_text(where), name, group, amount, s->t, me->max_violation);
     }
     return 1;
 }

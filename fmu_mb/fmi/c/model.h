@@ -52,7 +52,7 @@ int model_output_derivatives(Instance *s, const fmi2ValueReference vr[], size_t 
                              size_t len);
 
 /* Why the current result may not be answered with fmi2OK (1, text in msg), or 0. */
-int model_problem(Instance *s, const char *where, char *msg, size_t len);
+int model_problem(Instance *s, fmu_where *where, char *msg, size_t len);
 /* Undo the last model_step (its result was refused). */
 void model_undo_step(Instance *s);
 /* The model's part of an FMU state: its length, its values and a counter saved beside it. */

@@ -58,5 +58,5 @@ static inline Mechanism *mechanism_of(const Instance *s) { return (Mechanism *)s
 /* trajectories.c: the trajectory inputs as set (or, `from_held`, those in force: s->held) into the run's segment
  * tables, checked; 0: refused and logged (`where` names the call), the values in force shown again. `force`:
  * recompute even if no input changed. */
-int apply_trajectories(Instance *s, Run *r, const char *where, int force, int from_held);
+int apply_trajectories(Instance *s, Run *r, fmu_where *where, int force, int from_held);
 #endif

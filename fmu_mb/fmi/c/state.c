@@ -298,8 +298,7 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
     s->t = u.t;
     int problem = 0;
     if (u.nstate || initialized(u.phase)) {
-        char where[128];
-        snprintf(where, sizeof where, MSG_WHERE_OUTPUTS);
+        fmu_where where = {FMU_WHERE_OUTPUTS, NULL, 0.0, 0.0, ""};
         if (!fmu_ensure_built(s))
             problem = snprintf(msg, sizeof msg, MSG_STATE_PARAMETERS) > 0;
         else if (!model_read_record(s, record, u.nstate, u.counter, msg, sizeof msg))
@@ -309,7 +308,7 @@ static int set_state(Instance *s, const unsigned char *bytes, size_t size) {
         else if (!model_evaluate(s))
             problem = snprintf(msg, sizeof msg, MSG_STATE_OUTPUTS) > 0;
         else
-            problem = model_problem(s, where, msg, sizeof msg);
+            problem = model_problem(s, &where, msg, sizeof msg);
     }
     free(record);
     if (problem) {

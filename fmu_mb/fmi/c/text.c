@@ -63,6 +63,18 @@ void fmu_say_to(const fmi2CallbackFunctions *cb, const char *instance, int statu
     va_end(ap);
 }
 
+const char *fmu_where_text(fmu_where *w) {
+    if (w->text[0]) return w->text;
+    switch (w->kind) {
+    case FMU_WHERE_AT: snprintf(w->text, sizeof w->text, MSG_WHERE_AT, w->call, w->t); break;
+    case FMU_WHERE_STEP: snprintf(w->text, sizeof w->text, MSG_WHERE_STEP, w->call, w->t, w->dt); break;
+    case FMU_WHERE_TIME: snprintf(w->text, sizeof w->text, MSG_WHERE_TIME, w->t); break;
+    case FMU_WHERE_OUTPUTS: snprintf(w->text, sizeof w->text, "%s", MSG_WHERE_OUTPUTS); break;
+    default: snprintf(w->text, sizeof w->text, "%s", w->call ? w->call : "");
+    }
+    return w->text;
+}
+
 const char *fmu_repr(double v, char *buf) {
     if (isnan(v)) return strcpy(buf, "nan");
     if (isinf(v)) return strcpy(buf, v > 0 ? "inf" : "-inf");

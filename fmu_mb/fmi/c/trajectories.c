@@ -60,7 +60,7 @@ static int table_rows(Instance *s, Run *r, int64_t k, int from_held, char *why, 
     return 0;
 }
 
-int apply_trajectories(Instance *s, Run *r, const char *where, int force, int from_held) {
+int apply_trajectories(Instance *s, Run *r, fmu_where *where, int force, int from_held) {
     int changed = force || from_held;
     for (int k = 0; k < s->n_inputs; ++k) {
         int i = s->inputs[k];
@@ -116,7 +116,7 @@ int apply_trajectories(Instance *s, Run *r, const char *where, int force, int fr
             size_t len = strlen(names);
             snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", v->name);
         }
-        FMU_ERROR(s, MSG_TRAJECTORY_INPUT_REFUSED, where, names, why);
+        FMU_ERROR(s, MSG_TRAJECTORY_INPUT_REFUSED, fmu_where_text(where), names, why);
         if (!from_held) hold_trajectory_inputs(s, 1);
         return 0;
     }
