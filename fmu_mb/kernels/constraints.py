@@ -69,6 +69,13 @@ def _point_kinematics(oR, op, w, vl, aw0, al0, b, px, py, pz, out):
 
 
 @njit(cache=True, error_model="numpy")
+def _same_point(body, point, held, k):
+    """Whether row ``held``'s point (body, point in its frame) is row k's (held −1: no row)."""
+    return held >= 0 and body[held] == body[k] and point[held, 0] == point[k, 0] \
+        and point[held, 1] == point[k, 1] and point[held, 2] == point[k, 2]
+
+
+@njit(cache=True, error_model="numpy")
 def joint_axes(m, d):
     """d.jaxis: the world axis of every body's joint. Needs forward_kinematics."""
     jtype, ax, oR, jaxis = m.body_jtype, m.body_axis, d.oR, d.jaxis
@@ -128,6 +135,7 @@ def constraint_terms(m, d, q, v, t):
         return
     ts = seeded_time(t, d.traj_seed)             # (t; complex along a time seed: kernels.trajectory)
     bias_accelerations(m, d)
+    ka, kb = -1, -1                              # the rows whose points KA / KB hold the kinematics of (-1: none)
     for k in range(nc):
         for j in range(nv):
             C[k, j] = 0.0
@@ -151,12 +159,17 @@ def constraint_terms(m, d, q, v, t):
             phid[k] = v[j] - g[k, 1]
             gam[k] = g[k, 2] - 2.0 * alpha * phid[k] - beta * beta * phi[k]
             continue
-        _point_kinematics(oR, op, w, vl, aw0, al0, a, cpa[k, 0], cpa[k, 1], cpa[k, 2], KA)
+        # the rows of one joint share its points: their kinematics once (the same values)
+        if not _same_point(ca, cpa, ka, k):
+            _point_kinematics(oR, op, w, vl, aw0, al0, a, cpa[k, 0], cpa[k, 1], cpa[k, 2], KA)
+            ka = k
         if kd == RowKind.ELLIPSE:
             for r in range(3):
                 KB[0, r] = cpb[k, r]          # ellipse centre (world)
-        else:
+            kb = -1
+        elif not _same_point(cb, cpb, kb, k):
             _point_kinematics(oR, op, w, vl, aw0, al0, b, cpb[k, 0], cpb[k, 1], cpb[k, 2], KB)
+            kb = k
         ra0, ra1, ra2 = KA[0, 0], KA[0, 1], KA[0, 2]
         va0, va1, va2 = KA[1, 0], KA[1, 1], KA[1, 2]
         aa0, aa1, aa2 = KA[2, 0], KA[2, 1], KA[2, 2]
