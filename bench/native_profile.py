@@ -26,11 +26,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from realtime import DETAIL  # noqa: E402  (bench/ is the script's folder)
+from rt_bench import typed_start  # noqa: E402
 
 from fmu_mb import registry, rtbench
 from fmu_mb.fmi import binary
 from fmu_mb.fmi.native_fmu import build_native_fmu
-from fmu_mb.runs import model_description, typed
+from fmu_mb.runs import model_description
 
 #: numba's mangled kernel names: _ZN<len>fmu_mb<len>kernels<len><module><len><function>B<abi>...
 _MANGLED = re.compile(r"_ZN6fmu_mb7kernels(\d+)")
@@ -84,25 +85,10 @@ def _unstripped(model: str, out: Path) -> Path:
 
 def profile(fmu: Path, start: dict, md, step: float, steps: int, data: Path) -> tuple[dict, list]:
     """(harness report, [(percent, dso, symbol)]) of one run under perf record."""
-    report = {}
-
-    def harness(args):
-        r = subprocess.run(["perf", "record", "-q", "-F", "10000", "-o", str(data), str(rtbench.program())] + args,
-                           capture_output=True, text=True)
-        for line in r.stdout.splitlines():
-            key, _, value = line.partition(" ")
-            report[key] = float(value) if "." in value or "e" in value else int(value)
-        if r.returncode not in (0,):
-            raise SystemExit(f"native_profile: the harness under perf stopped with status {r.returncode}: "
-                             f"{r.stderr.strip()[-600:]}")
-        return report
-
-    saved = rtbench._harness
-    rtbench._harness = harness                       # the run's arguments, built by rtbench.run, under perf
-    try:
-        rtbench.run(fmu, steps, 0.0, None, start, md, step)
-    finally:
-        rtbench._harness = saved
+    report = rtbench.run(fmu, steps, 0.0, None, start, md, step,
+                         launcher=("perf", "record", "-q", "-F", "10000", "-o", str(data)))
+    if report.get("error"):
+        raise SystemExit(f"native_profile: {fmu.stem} stopped after {report['steps']} steps: {report['error']}")
     rep = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--sort", "dso,symbol", "-g", "none",
                           "--stdio", "--percent-limit", "0.05", "-t", "|"], capture_output=True, text=True,
                          check=True).stdout
@@ -135,10 +121,7 @@ def main(argv=None) -> int:
         for m in args.models:
             fmu = _unstripped(m, Path(tmp))
             md = model_description(fmu)
-            by_name = {v.name: v for v in md.modelVariables}
-            start = {f"model.{k}": typed(by_name[f"model.{k}"], str(v)) for k, v in DETAIL[m].items()}
-            if m == "three_loop":                    # the paper's 1 rad of crank over the run (rt_bench._in_range)
-                start["drive.rate"] = 1.0 / (args.steps * args.step)
+            start = typed_start(md, DETAIL[m], args.steps * args.step)      # (within range: rt_bench._in_range)
             report, rows = profile(fmu, start, md, args.step, args.steps, Path(tmp) / f"{m}.data")
             groups, names = defaultdict(float), defaultdict(float)
             for pct, dso, sym in rows:

@@ -32,7 +32,7 @@ from fmu_mb.rtbench import baseline, run
 from fmu_mb.runs import model_description, typed
 
 
-def _start(md, options: dict, seconds: float) -> dict:
+def typed_start(md, options: dict, seconds: float) -> dict:
     """Typed start values: the options, and what keeps a run of ``seconds`` of simulated time within the
     mechanism's range (:func:`_in_range`)."""
     by_name = {v.name: v for v in md.modelVariables}
@@ -85,8 +85,8 @@ def main(argv=None) -> int:
         for m in args.models:
             md = model_description(fmus[m])
             for label, options in (("defaults", {}), ("detail", DETAIL[m])):
-                r = _checked(run(fmus[m], args.steps, 0.0, None, _start(md, options, args.steps * 1e-3), md), m,
-                             label, args.steps)
+                start = typed_start(md, options, args.steps * 1e-3)
+                r = _checked(run(fmus[m], args.steps, 0.0, None, start, md), m, label, args.steps)
                 settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
                 rows.append(_row(m, label, r))
                 if label == "detail":
@@ -102,8 +102,8 @@ def main(argv=None) -> int:
         rows = []
         for m in args.models:
             md = model_description(fmus[m])
-            r = _checked(run(fmus[m], args.paced_steps, 1000.0, None, _start(md, DETAIL[m], args.paced_steps * 1e-3),
-                             md), m, "paced", args.paced_steps)
+            start = typed_start(md, DETAIL[m], args.paced_steps * 1e-3)
+            r = _checked(run(fmus[m], args.paced_steps, 1000.0, None, start, md), m, "paced", args.paced_steps)
             settings.add(("paced", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
             rows.append(_row(m, "detail", r))
         rows.append(_row("baseline", "fixed", baseline(typical, args.paced_steps, 1000.0, None)))
@@ -113,8 +113,9 @@ def main(argv=None) -> int:
         rows = []
         for m in args.models:
             md = model_description(fmus[m])
-            r = _checked(run(fmus[m], args.master_steps, 0.0, None, _start(md, DETAIL[m], args.master_steps * 1e-2), md,
-                             step=0.01), m, "10 ms", args.master_steps)
+            start = typed_start(md, DETAIL[m], args.master_steps * 1e-2)
+            r = _checked(run(fmus[m], args.master_steps, 0.0, None, start, md, step=0.01), m, "10 ms",
+                         args.master_steps)
             settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
             rows.append(_row(m, "detail", r))
         print(f"\nBack to back, 10 ms communication steps (a master's; issue 40's ≥ 100× real time at full detail): "

@@ -76,10 +76,10 @@ def _start_args(md, start: dict) -> list:
 
 
 def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None, start: dict | None = None,
-        md=None, step: float | None = None) -> dict:
+        md=None, step: float | None = None, launcher: tuple = ()) -> dict:
     """Step the native FMU ``fmu`` ``steps`` times at ``rate`` Hz (0: back to back, communication steps of ``step``
     s, default 1 ms) on ``cpu`` (None: the last one) with typed ``start`` values; the harness's report as a dict
-    (ints and floats)."""
+    (ints and floats). ``launcher``: a command the harness runs under (bench/native_profile.py: perf record)."""
     if step is not None and (rate or not 0.0 < step < float("inf")):
         raise UserError(f"the communication step of a back-to-back run (rate 0) must be > 0 s; a paced run's is "
                         f"1/rate (got step {step:g} s at rate {rate:g} Hz)", 2)
@@ -102,7 +102,8 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
         if not binary.is_file():
             raise UserError(f"{fmu}: no binaries/linux64/{binary.name} (an FMU for another platform?)", 2)
         return _harness([str(binary), (Path(tmp) / "resources").as_uri(), md.guid, str(steps), repr(float(rate)),
-                         str(cpu), outputs] + _start_args(md, start or {}) + ([f"step={step!r}"] if step else []))
+                         str(cpu), outputs] + _start_args(md, start or {}) + ([f"step={step!r}"] if step else []),
+                        launcher)
 
 
 def spin(iterations: int, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None) -> dict:
@@ -125,10 +126,10 @@ def baseline(step_ns: float, steps: int = 100_000, rate: float = 1000.0, cpu: in
     return {**spin(n, steps, rate, cpu), "spin_iterations": n}
 
 
-def _harness(args: list) -> dict:
-    """Run the compiled harness with ``args``; its report as a dict (ints and floats; ``error`` when the FMU
-    refused a step)."""
-    r = subprocess.run([str(program())] + args, capture_output=True, text=True)
+def _harness(args: list, launcher: tuple = ()) -> dict:
+    """Run the compiled harness with ``args`` (under the command ``launcher``, if any); its report as a dict (ints
+    and floats; ``error`` when the FMU refused a step)."""
+    r = subprocess.run([*launcher, str(program())] + args, capture_output=True, text=True)
     said = "; ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
     if r.returncode not in (0, 5):
         raise UserError(f"rt-bench: {said or f'the harness stopped with status {r.returncode}'}", 1)
