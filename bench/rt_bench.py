@@ -6,8 +6,11 @@ For every model: its native FMU (linux64; built into a temporary folder unless `
 ``<model>.fmu`` native FMUs) stepped by the C harness with 1 ms communication steps, reading every Real output
 after each step, at the defaults and at the most detailed options (bench/realtime.py's ``DETAIL``): back to back
 over ``--steps`` steps (the distribution of the step time: median, p99, p99.99, max, worst/median, real-time
-factor at the median and at the worst step), then the detailed options paced at 1 kHz over ``--paced-steps``
-(the rig's case: the caches cool between steps; overruns counted), and the detailed options back to back with 10 ms
+factor at the median and at the worst step), the detailed options back to back again with the drive inputs
+written before every step (``DRIVES``: start + 1e-3·sin(2π·t) N·m or N, negligible in the motion, new bits in every
+step as a rig's controller output has: no step reuses the outputs' derivative, which held inputs allow an RK4 step),
+then the detailed options paced at 1 kHz over ``--paced-steps`` with the drives written (the rig's case: the caches
+cool between steps; overruns counted), and the detailed options back to back with 10 ms
 communication steps over ``--master-steps`` (a co-simulation master's step: issue 40's ≥ 100× real time at full
 detail is read there; the FMU's internal step stays its default). After the first two tables, the platform baseline
 (``fmu_mb.rtbench.baseline``): the same loop with each step a fixed computation of the median of the detailed
@@ -30,6 +33,12 @@ from fmu_mb import registry
 from fmu_mb.fmi.native_fmu import build_native_fmu
 from fmu_mb.rtbench import baseline, run
 from fmu_mb.runs import model_description, typed
+
+
+def drives(md) -> dict:
+    """{name: 1e-3} for every drive input (``*.tau_drive``, ``*.force``): the inputs a rig's controller writes."""
+    return {v.name: 1e-3 for v in md.modelVariables
+            if v.causality == "input" and v.type == "Real" and v.name.endswith((".tau_drive", ".force"))}
 
 
 def typed_start(md, options: dict, seconds: float) -> dict:
@@ -102,12 +111,26 @@ def main(argv=None) -> int:
         rows = []
         for m in args.models:
             md = model_description(fmus[m])
+            start = typed_start(md, DETAIL[m], args.steps * 1e-3)
+            r = _checked(run(fmus[m], args.steps, 0.0, None, start, md, vary=drives(md)), m, "drives written",
+                         args.steps)
+            rows.append(_row(m, "detail", r))
+            print(rows[-1], file=sys.stderr, flush=True)
+        print(f"\nBack to back, the drive inputs written before every step (a rig's controller output; "
+              f"start + 1e-3·sin(2π·t) N·m or N): {args.steps} steps of 1 ms, most detailed options, µs")
+        print(head)
+        print("\n".join(rows))
+        rows = []
+        for m in args.models:
+            md = model_description(fmus[m])
             start = typed_start(md, DETAIL[m], args.paced_steps * 1e-3)
-            r = _checked(run(fmus[m], args.paced_steps, 1000.0, None, start, md), m, "paced", args.paced_steps)
+            r = _checked(run(fmus[m], args.paced_steps, 1000.0, None, start, md, vary=drives(md)), m, "paced",
+                         args.paced_steps)
             settings.add(("paced", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
             rows.append(_row(m, "detail", r))
         rows.append(_row("baseline", "fixed", baseline(typical, args.paced_steps, 1000.0, None)))
-        print(f"\nPaced at 1 kHz: {args.paced_steps} steps, most detailed options, µs")
+        print(f"\nPaced at 1 kHz, the drive inputs written before every step (the rig's case): {args.paced_steps} "
+              "steps, most detailed options, µs")
         print(head)
         print("\n".join(rows))
         rows = []

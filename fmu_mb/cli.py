@@ -94,6 +94,7 @@ Python in it; it locks its memory, asks for SCHED_FIFO and pins one CPU, and say
     fmu-mb rt-bench dist/native/crane.fmu --set model.link=flexible model.friction=lugre
     fmu-mb rt-bench dist/native/five_axis.fmu --rate 0 --steps 1000000   # back to back: the distribution
     fmu-mb rt-bench dist/native/five_axis.fmu --rate 0 --step 0.01       # back to back, 10 ms steps
+    fmu-mb rt-bench dist/native/five_axis.fmu --vary joint1.tau_drive=0.5   # an input written every step
 """
 
 
@@ -232,17 +233,33 @@ def _rt_bench(args) -> int:
         raise UserError(f"{path}: no such file", 2)
     md = runs.model_description(path)
     start = runs.start_values(args.set, md)
+    vary = _amplitudes(args.vary)
+    rtbench.vary_args(md, start, vary)                      # refused before a long paced run begins
     if args.rate:
         print(f"{path.name}: {args.steps} steps at {args.rate:g} Hz take {args.steps / args.rate:.0f} s "
               "(--steps, or --rate 0 for back-to-back steps)", flush=True)
-    report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md, args.step)
+    report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md, args.step, vary=vary)
     print(rtbench.describe(path.name, report), flush=True)
     if args.baseline:
         report["baseline"] = rtbench.baseline(report["median_ns"], args.steps, args.rate, args.cpu)
         print(rtbench.describe_baseline(report["baseline"]))
     if args.json:
-        Path(args.json).write_text(json.dumps({"fmu": str(path), "start": start, **report}, indent=1))
+        Path(args.json).write_text(json.dumps({"fmu": str(path), "start": start, "vary": vary, **report}, indent=1))
     return 1 if report.get("status", 0) > 1 else 0
+
+
+def _amplitudes(items: list) -> dict:
+    """--vary NAME=AMPLITUDE ... as {name: amplitude}; UserError for a malformed item."""
+    out = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        try:
+            out[name.strip()] = float(text)
+        except ValueError:
+            out = None
+        if not eq or out is None or not name.strip():
+            raise UserError(f"--vary {item}: expected NAME=AMPLITUDE, e.g. joint1.tau_drive=0.5", 2)
+    return out
 
 
 def _info(args) -> int:
@@ -688,7 +705,12 @@ def parser() -> argparse.ArgumentParser:
                    "1 kHz; the README table uses 1000000)")
     t.add_argument("--cpu", type=int, metavar="N", help="the CPU to pin the loop to (default: the last one)")
     t.add_argument("--set", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
-                   help="start values of parameters and inputs, e.g. model.link=flexible (the inputs are held)")
+                   help="start values of parameters and inputs, e.g. model.link=flexible (inputs not in --vary "
+                        "are held)")
+    t.add_argument("--vary", nargs="+", action="extend", default=[], metavar="NAME=AMPLITUDE",
+                   help="Real inputs written before every step, as a rig's controller writes them: start value + "
+                        "AMPLITUDE·sin(2π·t), t in s (the write is timed with the step; a changing input defeats "
+                        "the reuse of an RK4 step's first derivative, which held inputs allow)")
     t.add_argument("--baseline", action="store_true",
                    help="then run the same loop with each step a fixed computation of the FMU's median step time "
                         "(no FMU): the worst / median the machine itself adds to a step that never varies")

@@ -72,8 +72,28 @@ def test_start_values_reach_the_fmu_and_a_failing_step_stops_the_run(native_fmus
     assert len(err.strip().splitlines()) == 1, err
 
 
+def test_varied_inputs_are_written_before_every_step(native_fmus, capsys, tmp_path):
+    """--vary column.tau_drive=1e12: the input is V0 + A·sin(2π·t) at each step's start, so the first step (t = 0)
+    drives 0 N·m and runs, and the second (6.3e9 N·m at t = 1 ms) tears the crane off its programmed path: the FMU
+    refuses it and rt-bench stops after 2 steps. Held at its start value (no --vary) the same input runs every
+    step."""
+    fmu = native_fmus["crane"].path
+    report = tmp_path / "r.json"
+    code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 50, "--vary", "column.tau_drive=1e12", "--json",
+                            report)
+    r = json.loads(report.read_text())
+    assert code == 1 and r["steps"] == 2 and r["status"] >= 3 and r["varied_inputs"] == 1, (out, err)
+    assert r["vary"] == {"column.tau_drive": 1e12}
+    assert "inputs written before every step" in out and "fmi2DoStep from t = 0.001 s" in out, out
+    code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 50, "--json", report)
+    r = json.loads(report.read_text())
+    assert code == 0 and r["steps"] == 50 and r["varied_inputs"] == 0, (out, err)
+    assert "inputs written" not in out
+
+
 @pytest.mark.parametrize("case", ["python FMU", "no file", "not an FMU", "zero steps", "negative rate", "bad cpu",
-                                  "unknown variable", "step with a rate"])
+                                  "unknown variable", "step with a rate", "vary a parameter", "vary an output",
+                                  "vary without amplitude", "vary by nan", "vary unknown"])
 def test_what_rt_bench_cannot_do_is_refused_in_one_line(fmus, native_fmus, capsys, tmp_path, case):
     native = native_fmus["five_axis"].path
     junk = tmp_path / "junk.fmu"
@@ -87,6 +107,11 @@ def test_what_rt_bench_cannot_do_is_refused_in_one_line(fmus, native_fmus, capsy
         "bad cpu": ([native, "--cpu", 999], "--cpu: this machine has CPUs"),
         "unknown variable": ([native, "--set", "joint9.tau_drive=1"], "not a variable of five_axis"),
         "step with a rate": ([native, "--rate", 500, "--step", 0.01], "--step sets the communication step"),
+        "vary a parameter": ([native, "--vary", "model.friction=1"], "writes Real inputs during the run"),
+        "vary an output": ([native, "--vary", "joint1.q=1"], "(joint1.q is an output)"),
+        "vary without amplitude": ([native, "--vary", "joint1.tau_drive"], "expected NAME=AMPLITUDE"),
+        "vary by nan": ([native, "--vary", "joint1.tau_drive=nan"], "must be a finite number"),
+        "vary unknown": ([native, "--vary", "joint9.tau_drive=1"], "not a variable of five_axis"),
     }[case]
     code, out, err = _bench(capsys, *argv)
     assert code == 2 and expect in err and len(err.strip().splitlines()) == 1, err

@@ -8,11 +8,15 @@ be throttled by the kernel's real-time bandwidth limit for ~50 ms each second) a
 reports what it got (an unprivileged user gets SCHED_OTHER; run as root or with CAP_SYS_NICE for the real-time
 class). Each
 step is fmi2DoStep plus reading every Real output, timed with CLOCK_MONOTONIC; the loop sleeps until the next
-period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Linux.
+period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Inputs are held at their start values,
+or written before every step as a rig's controller writes its output (``vary``: V0 + A·sin(2π·t), t the step's
+start time in s; the write is part of the step's time, and a changed input defeats the reuse of work keyed on
+it, such as an RK4 step's first derivative). Linux.
 """
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 import subprocess
@@ -49,7 +53,7 @@ def program() -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"rt_bench.{os.getpid()}"
         r = subprocess.run([compiler(), "-O2", "-std=gnu11", "-Wall", "-I", str(FMI2_HEADERS), "-o", str(tmp),
-                            str(SOURCE), "-ldl"],
+                            str(SOURCE), "-ldl", "-lm"],
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise UserError(f"rt-bench: compiling {SOURCE.name} failed: {r.stderr.strip()[-500:]}", 1)
@@ -75,11 +79,35 @@ def _start_args(md, start: dict) -> list:
     return args
 
 
+def vary_args(md, start: dict, vary: dict) -> list:
+    """The harness's vary=VR,V0,A arguments: each Real input {name: amplitude A} written before every step as
+    V0 + A·sin(2π·t), V0 its start value (``start``'s, else the model description's); UserError for anything
+    else."""
+    by_name = {v.name: v for v in md.modelVariables}
+    args = []
+    for name, amplitude in vary.items():
+        v = by_name.get(name)
+        if v is None:
+            raise UserError(f"--vary {name}: not a variable of {md.modelName}", 2)
+        if v.causality != "input" or v.type != "Real":
+            what = f"an input of type {v.type}" if v.causality == "input" else \
+                f"{'an' if v.causality[0] in 'aeiou' else 'a'} {v.causality}"
+            advice = "; set it once with --set" if v.causality in ("input", "parameter") else ""
+            raise UserError(f"--vary {name}: rt-bench writes Real inputs during the run ({name} is {what}{advice})",
+                            2)
+        if not math.isfinite(amplitude):
+            raise UserError(f"--vary {name}={amplitude}: the amplitude must be a finite number", 2)
+        v0 = float(start.get(name, v.start if v.start is not None else 0.0))
+        args.append(f"vary={v.valueReference},{v0!r},{float(amplitude)!r}")
+    return args
+
+
 def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None, start: dict | None = None,
-        md=None, step: float | None = None, launcher: tuple = ()) -> dict:
+        md=None, step: float | None = None, launcher: tuple = (), vary: dict | None = None) -> dict:
     """Step the native FMU ``fmu`` ``steps`` times at ``rate`` Hz (0: back to back, communication steps of ``step``
-    s, default 1 ms) on ``cpu`` (None: the last one) with typed ``start`` values; the harness's report as a dict
-    (ints and floats). ``launcher``: a command the harness runs under (bench/native_profile.py: perf record)."""
+    s, default 1 ms) on ``cpu`` (None: the last one) with typed ``start`` values; the inputs ``vary`` {name:
+    amplitude} written before every step (V0 + A·sin(2π·t)); the harness's report as a dict (ints and floats).
+    ``launcher``: a command the harness runs under (bench/native_profile.py: perf record)."""
     if step is not None and (rate or not 0.0 < step < float("inf")):
         raise UserError(f"the communication step of a back-to-back run (rate 0) must be > 0 s; a paced run's is "
                         f"1/rate (got step {step:g} s at rate {rate:g} Hz)", 2)
@@ -93,6 +121,7 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
         raise UserError(f"{fmu} is a Python FMU (it runs the Python interpreter in every step): rt-bench measures "
                         "native FMUs (fmu-mb build MODEL --kind native)", 2)
     cpu = (os.cpu_count() or 1) - 1 if cpu is None else cpu
+    varied = vary_args(md, start or {}, vary or {})
     outputs = ",".join(str(v.valueReference) for v in md.modelVariables
                        if v.causality == "output" and v.type == "Real")
     with tempfile.TemporaryDirectory(prefix="fmu_mb_rtbench_") as tmp:
@@ -102,8 +131,8 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
         if not binary.is_file():
             raise UserError(f"{fmu}: no binaries/linux64/{binary.name} (an FMU for another platform?)", 2)
         return _harness([str(binary), (Path(tmp) / "resources").as_uri(), md.guid, str(steps), repr(float(rate)),
-                         str(cpu), outputs] + _start_args(md, start or {}) + ([f"step={step!r}"] if step else []),
-                        launcher)
+                         str(cpu), outputs] + _start_args(md, start or {}) + ([f"step={step!r}"] if step else [])
+                        + varied, launcher)
 
 
 def spin(iterations: int, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None) -> dict:
@@ -167,6 +196,9 @@ def describe(name: str, report: dict) -> str:
              f"  worst / median {report['max_ns'] / report['median_ns']:.2f}; real time × {dt / (report['median_ns'] * 1e-9):.0f} "
              f"at the median, × {dt / (report['max_ns'] * 1e-9):.0f} at the worst step"
              + (f"; overruns (steps longer than the period): {report['overruns']}" if rate else "")]
+    if report.get("varied_inputs"):
+        lines.insert(2, f"  inputs written before every step (V0 + A·sin(2π·t), in the step's time): "
+                        f"{report['varied_inputs']}")
     if report.get("status", 0) > 1:
         lines.append(f"  STOPPED: the FMU answered status {report['status']} after {report['steps']} steps: "
                      f"{report.get('error', '')}")

@@ -3,6 +3,7 @@
  * compiles this file with the C compiler and runs it.
  *
  * Usage: rt_bench BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...] [step=S]
+ *                 [vary=VR,V0,A ...]
  *        rt_bench --spin N - STEPS RATE_HZ CPU ""   (the platform's baseline: each "step" is the same fixed
  *                 computation, N iterations of a dependent floating-point recurrence, in place of the FMU; no
  *                 outputs: an empty OUTPUT_VRS)
@@ -11,6 +12,9 @@
  *   step=S   the communication step of a back-to-back run, s (a paced run's is 1/RATE_HZ)
  *   CPU      the processor to pin the loop to (-1: none)
  *   VR=V     Real start values, VR:i=V Integer (Enumeration), VR:b=V Boolean, set before the initialization
+ *   vary=VR,V0,A  a Real input written before every step, as a rig's controller writes its output: V0 + A sin(2 pi t)
+ *            at the step's start time t (s; a 1 s period), all such inputs in one fmi2SetReal call, which the step's
+ *            time includes. An input never written keeps its start value (the FMU may reuse work keyed on it)
  * What it asks of the system and what it got is reported: memory locked (mlockall), SCHED_FIFO priority 80 (when
  * paced), the CPU. Prints "key value" lines: the settings obtained, then the step times in ns (median, p99, p99.99,
  * max, mean), overruns (steps longer than the period) and the FMI status. The step-time array is allocated and
@@ -18,6 +22,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -127,11 +132,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "STEPS must be >= 1 and RATE_HZ >= 0\n");
         return 2;
     }
-    static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV], bool_vr[MAXV];
-    static fmi2Real out[MAXV], real_v[MAXV];
+    static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV], bool_vr[MAXV], vary_vr[MAXV];
+    static fmi2Real out[MAXV], real_v[MAXV], vary_v0[MAXV], vary_a[MAXV], vary_v[MAXV];
     static fmi2Integer int_v[MAXV];
     static fmi2Boolean bool_v[MAXV];
-    size_t nout = 0, nreal = 0, nint = 0, nbool = 0;
+    size_t nout = 0, nreal = 0, nint = 0, nbool = 0, nvary = 0;
     for (char *p = argv[7]; *p && nout < MAXV; ++nout) {
         vrs[nout] = (fmi2ValueReference)strtoul(p, &p, 10);
         if (*p == ',') ++p;
@@ -145,6 +150,20 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bad %s: a back-to-back run's communication step, > 0 (RATE_HZ 0)\n", argv[a]);
                 return 2;
             }
+            continue;
+        }
+        if (!strncmp(argv[a], "vary=", 5)) {
+            p = argv[a] + 5;
+            unsigned long vr = strtoul(p, &p, 10);
+            double v0 = *p == ',' ? strtod(p + 1, &p) : NAN;
+            double amp = *p == ',' ? strtod(p + 1, &p) : NAN;
+            if (*p || !isfinite(v0) || !isfinite(amp) || nvary >= MAXV) {
+                fprintf(stderr, "bad %s: vary=VR,V0,A with a finite start value V0 and amplitude A\n", argv[a]);
+                return 2;
+            }
+            vary_vr[nvary] = (fmi2ValueReference)vr;
+            vary_v0[nvary] = v0;
+            vary_a[nvary++] = amp;
             continue;
         }
         unsigned long vr = strtoul(argv[a], &p, 10);
@@ -232,7 +251,16 @@ int main(int argc, char **argv) {
             }
         }
         int64_t t0 = now_ns();
-        fmi2Status st = fmi2DoStep(s, (double)k * dt, dt, fmi2True);
+        fmi2Status st = fmi2OK;
+        if (nvary) {
+            double w = sin(6.283185307179586 * (double)k * dt);
+            for (size_t i = 0; i < nvary; ++i) vary_v[i] = vary_v0[i] + vary_a[i] * w;
+            st = fmi2SetReal(s, vary_vr, nvary, vary_v);
+        }
+        if (st <= fmi2Warning) {
+            fmi2Status d = fmi2DoStep(s, (double)k * dt, dt, fmi2True);
+            if (d > st) st = d;
+        }
         if (st <= fmi2Warning) {
             fmi2Status g = fmi2GetReal(s, vrs, nout, out);
             if (g > st) st = g;
@@ -255,9 +283,9 @@ int main(int argc, char **argv) {
 #define AT(p) t_ns[(long)((p) * (double)(done - 1) + 0.5)]
     printf("memory_locked %d\nsched_fifo %d\npinned_cpu %d\nsteps %ld\nrate_hz %.17g\ncommunication_step_s %.17g\n"
            "wall_s %.6f\nmedian_ns %lld\np99_ns %lld\np9999_ns %lld\nmax_ns %lld\nmean_ns %.1f\nmin_ns %lld\n"
-           "overruns %ld\nstatus %d\n",
+           "overruns %ld\nvaried_inputs %zu\nstatus %d\n",
            locked, fifo, pinned ? cpu : -1, done, rate, dt, wall, (long long)AT(0.5), (long long)AT(0.99),
-           (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, worst);
+           (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, nvary, worst);
     free(t_ns);
     return worst > fmi2Warning ? 5 : 0;
 }
