@@ -35,7 +35,8 @@ from .errors import UserError, one_line
 PROG = "fmu-mb"
 
 BUILD_DESCRIPTION = """\
-Build FMI 2.0 co-simulation FMUs of the mechanisms in models/ (and the PD controller).
+Build FMUs of the mechanisms in models/, your model files and robot files (and the PD controller): Python FMUs
+(FMI 2.0 co-simulation) and native ones (FMI 2.0 co-simulation and Model Exchange; FMI 3.0 with --fmi 3).
 
     fmu-mb build                        # every model, into dist/
     fmu-mb build five_axis crane        # a selection (also: --model five_axis --model crane)
@@ -519,8 +520,9 @@ def parser() -> argparse.ArgumentParser:
     from .runs import MAX_PLOTS
     from .scenarios import SCENARIOS
 
-    ap = argparse.ArgumentParser(prog=PROG, description="fmu_mb: multibody mechanisms as FMI 2.0 co-simulation "
-                                 "FMUs — build, inspect and simulate them, run the papers' scenarios.")
+    ap = argparse.ArgumentParser(prog=PROG, description="fmu_mb: multibody mechanisms as FMUs (FMI 2.0 and 3.0, "
+                                 "co-simulation and Model Exchange) — build, inspect, simulate, linearize and "
+                                 "benchmark them, run the papers' scenarios.")
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
