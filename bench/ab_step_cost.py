@@ -1,13 +1,14 @@
 """Step cost of two builds of the FMUs, A against B, interleaved in one run.
 
-    python bench/ab_step_cost.py A_DIR B_DIR [--seconds 2] [--rounds 3] [--models crane ...]
+    python bench/ab_step_cost.py A_DIR B_DIR [--seconds 2] [--rounds 3] [--models crane ...] [--set NAME=VALUE ...]
 
 ``A_DIR`` and ``B_DIR`` each hold the Python FMUs and, in native/, the native ones (``fmu-mb build --kind both``,
 or bench/ab_outputs.py's build of two commits). Every mechanism at its most detailed options (bench/realtime.py's
 ``DETAIL``) with the FMU's default integrator and internal step: the mean wall time of fmi2DoStep(10 ms) +
 fmi2GetReal of every Real output through FMPy over ``--seconds`` of simulated time, each measurement in a fresh
 process, A and B alternating ``--rounds`` times; printed per FMU: the median µs per step of each and the ratio
-B/A (1.00 = unchanged; the spread of the rounds says what is noise).
+B/A (1.00 = unchanged; the spread of the rounds says what is noise). ``--set`` adds start values to both (numbers,
+e.g. ``solver.integrator=2``: the same method in both builds where their defaults differ).
 """
 from __future__ import annotations
 
@@ -54,7 +55,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--models", nargs="+", default=list(DETAIL))
+    ap.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE", help="start values for both, numbers")
     args = ap.parse_args(argv)
+    extra = {k: int(v) if v.lstrip("-").isdigit() else float(v) for k, _, v in (i.partition("=") for i in args.set)}
     print(f"{'FMU':26s} {'A µs/step':>10s} {'B µs/step':>10s} {'B/A':>6s}  (rounds B/A)")
     for model in args.models:
         for kind in ("", "native/"):
@@ -63,8 +66,8 @@ def main(argv=None) -> int:
                 continue
             a, b = [], []
             for _ in range(args.rounds):
-                a.append(measure(a_path, args.seconds, _params(model)))
-                b.append(measure(b_path, args.seconds, _params(model)))
+                a.append(measure(a_path, args.seconds, {**_params(model), **extra}))
+                b.append(measure(b_path, args.seconds, {**_params(model), **extra}))
             ma, mb = statistics.median(a), statistics.median(b)
             rounds = " ".join(f"{y / x:.2f}" for x, y in zip(a, b))
             print(f"{(kind or 'python/') + model:26s} {ma:10.1f} {mb:10.1f} {mb / ma:6.3f}  ({rounds})", flush=True)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fmpy import read_model_description
 
@@ -88,6 +89,59 @@ def test_native_steps_and_refusals_at_the_most_detailed_options_allocate_nothing
                thread=thread)
     print(f"native {model} {interface}: {got}")
     assert got["warm"] > 0                  # the counter sees the instance's blocks
+    assert got["after"] == got["warm"], got
+    assert got["step"] == 0 and got["steady_logs"] == 0, got
+    assert got["refusals"] == 3 and got["refused_logs"] >= 3, got
+    assert got["refused"] == 0, got
+
+
+@pytest.fixture(scope="module")
+def host3(tmp_path_factory):
+    """tests/c_host/lifecycle3_host.c (lifecycle_host.c's cycle through the FMI 3.0 calls) and the counter."""
+    out = tmp_path_factory.mktemp("alloc3")
+    counter, host = out / "alloc_count.so", out / "lifecycle3_host"
+    fmi3 = FMI2.parent / "fmi3"
+    for cmd in ([CC, "-O2", "-shared", "-fPIC", "-o", str(counter), str(HOST_DIR / "alloc_count.c")],
+                [CC, "-O2", "-std=gnu11", "-Wall", "-Werror", "-I", str(fmi3), "-o", str(host),
+                 str(HOST_DIR / "lifecycle3_host.c"), "-ldl", "-lm", "-lpthread"]):
+        subprocess.run(cmd, check=True)
+    return counter, host
+
+
+@pytest.mark.parametrize("interface", ["cs", "me"])
+@pytest.mark.parametrize("model", registry.available())
+def test_fmi3_steps_and_refusals_at_the_most_detailed_options_allocate_nothing(host3, extracted_fmi3, model,
+                                                                              interface):
+    """The FMI 3.0 FMU of every mechanism at its most detailed options, through co-simulation (fmi3SetFloat64,
+    fmi3DoStep, fmi3GetFloat64 of every output, arrays whole) and Model Exchange (fmi3SetTime,
+    fmi3SetContinuousStates, fmi3GetContinuousStateDerivatives, fmi3CompletedIntegratorStep), stepped in a thread
+    started after the initialization (the rig's case): as the FMI 2.0 test above — 10 life cycles after the first
+    leave no heap block, 200 steady steps make no heap, mmap or munmap call and no logger call, the refused calls
+    each answer fmi3Error with a logged message, and they and the two steps after them allocate nothing."""
+    counter, program = host3
+    folder = Path(extracted_fmi3[model])
+    md = read_model_description(str(folder / "modelDescription.xml"))
+    floats = [v for v in md.modelVariables if v.type == "Float64"]
+    inp = next(v for v in floats if v.causality == "input")
+    outputs = [v for v in floats if v.causality == "output"]
+    nvalues = sum(int(np.prod([int(d.start) for d in v.dimensions])) if v.dimensions else 1 for v in outputs)
+    state = next(v for v in md.modelVariables if v.name == "state")
+    nx = int(state.dimensions[0].start)
+    by_name = {v.name: v for v in md.modelVariables}
+    start = [f"{by_name[n].valueReference}:e={int(v)}" for n, v in DETAIL.get(model, {}).items()]
+    binary = folder / "binaries" / "x86_64-linux" / f"{md.coSimulation.modelIdentifier}.so"
+    me = interface == "me"
+    r = subprocess.run([str(program), str(binary), str(folder / "resources") + "/", md.guid, "10", "200",
+                        repr(1e-5 if me else 1e-3), str(inp.valueReference),
+                        ",".join(str(v.valueReference) for v in outputs) + f"/{nvalues}"]
+                       + ([f"me={nx}"] if me else []) + ["thread"] + start,
+                       capture_output=True, text=True,
+                       env={**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_PRELOAD")},
+                            "LD_PRELOAD": str(counter)}, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    got = dict((k, int(v)) for k, v in (line.split() for line in r.stdout.splitlines()))
+    print(f"fmi3 {model} {interface}: {got}")
+    assert got["warm"] > 0
     assert got["after"] == got["warm"], got
     assert got["step"] == 0 and got["steady_logs"] == 0, got
     assert got["refusals"] == 3 and got["refused_logs"] >= 3, got
