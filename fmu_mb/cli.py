@@ -86,9 +86,9 @@ changed.
     fmu-mb compile simulation native    # no linearization"""
 
 
-RT_BENCH_DESCRIPTION = """Step a native co-simulation FMU at a fixed rate, as a hardware-in-the-loop rig does, and report
-the distribution of its step times (fmi2DoStep plus reading every Real output): median, p99, p99.99, max,
-overruns (steps longer than the period). A small C program (compiled on first use with cc) runs the loop: no
+RT_BENCH_DESCRIPTION = """Step a native co-simulation FMU (FMI 2.0 or 3.0) at a fixed rate, as a hardware-in-the-loop rig
+does, and report the distribution of its step times (fmi2DoStep or fmi3DoStep plus reading every output): median,
+p99, p99.99, max, overruns (steps longer than the period). A small C program (compiled on first use with cc) runs the loop: no
 Python in it; it locks its memory, asks for SCHED_FIFO and pins one CPU, and says what it got.
 
     fmu-mb rt-bench dist/native/crane.fmu                                # 100000 steps at 1 kHz
@@ -696,7 +696,8 @@ def parser() -> argparse.ArgumentParser:
     t = sub.add_parser("rt-bench", help="step a native FMU at a fixed rate as a HIL rig does: step-time "
                        "distribution and overruns", description=RT_BENCH_DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("fmu", metavar="FMU", help="a native FMU (fmu-mb build MODEL --kind native)")
+    t.add_argument("fmu", metavar="FMU", help="a native FMU, FMI 2.0 or 3.0 (fmu-mb build MODEL --kind native "
+                   "[--fmi 3])")
     t.add_argument("--rate", type=float, default=1000.0, metavar="HZ",
                    help="steps per second; the communication step is 1/HZ (default 1000: 1 ms steps); 0: back to "
                         "back, 1 ms steps or --step (the step-time distribution without waiting)")

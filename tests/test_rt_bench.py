@@ -91,6 +91,26 @@ def test_varied_inputs_are_written_before_every_step(native_fmus, capsys, tmp_pa
     assert "inputs written" not in out
 
 
+def test_an_fmi3_fmu_is_stepped_through_the_fmi3_calls(fmi3_fmus, capsys, tmp_path):
+    """The FMI 3.0 FMU: fmi3DoStep and one fmi3GetFloat64 of every output (arrays whole) per step; its structural
+    model.n_div set in configuration mode (a value out of range: the FMU's refusal, quoted, and no run), its
+    Enumeration options and inputs in initialization mode, a varied drive written with fmi3SetFloat64 (1e12 N·m:
+    refused at the second step, as through FMI 2.0)."""
+    fmu = fmi3_fmus["crane"].path
+    report = tmp_path / "r.json"
+    code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 300, "--set", "model.link=flexible", "model.n_div=3",
+                            "--json", report)
+    r = json.loads(report.read_text())
+    assert code == 0 and r["steps"] == 300 and r["status"] == 0 and r["fmi_version"] == 3, (out, err)
+    assert "step time (fmi3DoStep + every Float64 output)" in out
+    code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 10, "--set", "model.n_div=0")
+    assert code == 1 and "model.n_div" in err and "did not initialize" in err, err
+    code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 50, "--vary", "column.tau_drive=1e12", "--json",
+                            report)
+    r = json.loads(report.read_text())
+    assert code == 1 and r["steps"] == 2 and "fmi3DoStep from t = 0.001 s" in out, (out, err)
+
+
 @pytest.mark.parametrize("case", ["python FMU", "no file", "not an FMU", "zero steps", "negative rate", "bad cpu",
                                   "unknown variable", "step with a rate", "vary a parameter", "vary an output",
                                   "vary without amplitude", "vary by nan", "vary unknown"])

@@ -1,5 +1,5 @@
-"""``fmu-mb rt-bench``: a native co-simulation FMU stepped at a fixed rate by a small C program, as a
-hardware-in-the-loop rig steps it, and the distribution of its step times.
+"""``fmu-mb rt-bench``: a native co-simulation FMU (FMI 2.0 or 3.0) stepped at a fixed rate by a small C program, as
+a hardware-in-the-loop rig steps it, and the distribution of its step times.
 
 rt_bench.c (next to this file) is compiled on first use with the system's C compiler into
 ``$FMU_MB_CACHE/rtbench/<hash of the source>/`` and run on the extracted FMU: no Python in the loop. It locks
@@ -7,7 +7,7 @@ the process's memory (mlockall), asks for SCHED_FIFO priority 80 when paced (bac
 be throttled by the kernel's real-time bandwidth limit for ~50 ms each second) and pins the loop to one CPU, and
 reports what it got (an unprivileged user gets SCHED_OTHER; run as root or with CAP_SYS_NICE for the real-time
 class). Each
-step is fmi2DoStep plus reading every Real output, timed with CLOCK_MONOTONIC; the loop sleeps until the next
+step is fmi2DoStep (fmi3DoStep) plus reading every Real (Float64) output, timed with CLOCK_MONOTONIC; the loop sleeps until the next
 period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Inputs are held at their start values,
 or written before every step as a rig's controller writes its output (``vary``: V0 + A·sin(2π·t), t the step's
 start time in s; the write is part of the step's time, and a changed input defeats the reuse of work keyed on
@@ -28,8 +28,9 @@ from pathlib import Path
 from ..errors import UserError
 
 SOURCE = Path(__file__).with_name("rt_bench.c")
-#: the FMI 2.0 standard's headers, which the FMU core compiles against too
+#: the FMI 2.0 and 3.0 standards' headers, which the FMU core compiles against too
 FMI2_HEADERS = Path(__file__).resolve().parents[1] / "fmi" / "c" / "fmi2"
+FMI3_HEADERS = FMI2_HEADERS.with_name("fmi3")
 #: what the report lists, in order: (key, label, unit)
 TIMES = (("median_ns", "median"), ("p99_ns", "p99"), ("p9999_ns", "p99.99"), ("max_ns", "max"), ("mean_ns", "mean"))
 
@@ -46,13 +47,15 @@ def compiler() -> str:
 def program() -> Path:
     """The compiled harness, built once per version of rt_bench.c."""
     from ..native import cache_root
-    text = SOURCE.read_bytes() + b"".join(h.read_bytes() for h in sorted(FMI2_HEADERS.glob("*.h")))
+    text = SOURCE.read_bytes() + b"".join(h.read_bytes() for d in (FMI2_HEADERS, FMI3_HEADERS)
+                                          for h in sorted(d.glob("*.h")))
     folder = cache_root() / "rtbench" / hashlib.sha256(text).hexdigest()[:16]
     exe = folder / "rt_bench"
     if not exe.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"rt_bench.{os.getpid()}"
-        r = subprocess.run([compiler(), "-O2", "-std=gnu11", "-Wall", "-I", str(FMI2_HEADERS), "-o", str(tmp),
+        r = subprocess.run([compiler(), "-O2", "-std=gnu11", "-Wall", "-I", str(FMI2_HEADERS), "-I", str(FMI3_HEADERS),
+                            "-o", str(tmp),
                             str(SOURCE), "-ldl", "-lm"],
                            capture_output=True, text=True)
         if r.returncode != 0:
@@ -62,20 +65,25 @@ def program() -> Path:
 
 
 def _start_args(md, start: dict) -> list:
-    """The harness's VR=V / VR:i=V / VR:b=V arguments of typed start values {name: value}."""
+    """The harness's VR=V / VR:i=V / VR:b=V (FMI 3.0 also VR:e=V Enumeration and VR:c=V structural) arguments of
+    typed start values {name: value}."""
     by_name = {v.name: v for v in md.modelVariables}
     args = []
     for name, value in start.items():
         v = by_name[name]
-        if v.type == "Real":
+        if v.causality == "structuralParameter" and v.type in ("Int32", "Int64", "UInt32", "UInt64"):
+            args.append(f"{v.valueReference}:c={int(value)}")
+        elif v.type in ("Real", "Float64"):
             args.append(f"{v.valueReference}={float(value)!r}")
         elif v.type == "Boolean":
             args.append(f"{v.valueReference}:b={int(bool(value))}")
-        elif v.type in ("Integer", "Enumeration"):
+        elif v.type == "Enumeration" and md.fmiVersion.startswith("3"):
+            args.append(f"{v.valueReference}:e={int(value)}")
+        elif v.type in ("Integer", "Enumeration", "Int32"):
             args.append(f"{v.valueReference}:i={int(value)}")
         else:
-            raise UserError(f"--set {name}: rt-bench sets Real, Integer, Enumeration and Boolean variables "
-                            f"({name} is {v.type})", 2)
+            raise UserError(f"--set {name}: rt-bench sets Real (Float64), Integer (Int32), Enumeration and Boolean "
+                            f"variables ({name} is {v.type})", 2)
     return args
 
 
@@ -89,7 +97,7 @@ def vary_args(md, start: dict, vary: dict) -> list:
         v = by_name.get(name)
         if v is None:
             raise UserError(f"--vary {name}: not a variable of {md.modelName}", 2)
-        if v.causality != "input" or v.type != "Real":
+        if v.causality != "input" or v.type not in ("Real", "Float64") or getattr(v, "dimensions", None):
             what = f"an input of type {v.type}" if v.causality == "input" else \
                 f"{'an' if v.causality[0] in 'aeiou' else 'a'} {v.causality}"
             advice = "; set it once with --set" if v.causality in ("input", "parameter") else ""
@@ -122,17 +130,21 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
                         "native FMUs (fmu-mb build MODEL --kind native)", 2)
     cpu = (os.cpu_count() or 1) - 1 if cpu is None else cpu
     varied = vary_args(md, start or {}, vary or {})
-    outputs = ",".join(str(v.valueReference) for v in md.modelVariables
-                       if v.causality == "output" and v.type == "Real")
+    fmi3 = md.fmiVersion.startswith("3")
+    outputs = [v for v in md.modelVariables if v.causality == "output" and v.type in ("Real", "Float64")]
+    values = sum(math.prod(int(d.start) for d in getattr(v, "dimensions", None) or ()) for v in outputs)
     with tempfile.TemporaryDirectory(prefix="fmu_mb_rtbench_") as tmp:
         with zipfile.ZipFile(fmu) as z:
             z.extractall(tmp)
-        binary = Path(tmp) / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
+        platform = "x86_64-linux" if fmi3 else "linux64"
+        binary = Path(tmp) / "binaries" / platform / f"{md.coSimulation.modelIdentifier}.so"
         if not binary.is_file():
-            raise UserError(f"{fmu}: no binaries/linux64/{binary.name} (an FMU for another platform?)", 2)
-        return _harness([str(binary), (Path(tmp) / "resources").as_uri(), md.guid, str(steps), repr(float(rate)),
-                         str(cpu), outputs] + _start_args(md, start or {}) + ([f"step={step!r}"] if step else [])
-                        + varied, launcher)
+            raise UserError(f"{fmu}: no binaries/{platform}/{binary.name} (an FMU for another platform?)", 2)
+        resources = str(Path(tmp) / "resources") + "/" if fmi3 else (Path(tmp) / "resources").as_uri()
+        return _harness([str(binary), resources, md.guid, str(steps), repr(float(rate)), str(cpu),
+                         ",".join(str(v.valueReference) for v in outputs)] + _start_args(md, start or {})
+                        + ([f"step={step!r}"] if step else []) + varied + ([f"fmi3={values}"] if fmi3 else []),
+                        launcher)
 
 
 def spin(iterations: int, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None) -> dict:
@@ -185,6 +197,7 @@ def describe(name: str, report: dict) -> str:
     us = {k: report[k] / 1000.0 for k, _ in TIMES}
     dt = report["communication_step_s"]
     rate = report["rate_hz"]
+    calls = "fmi3DoStep + every Float64" if report.get("fmi_version") == 3 else "fmi2DoStep + every Real"
     pace = (f"at {rate:g} Hz" if rate else "back to back") + f" (communication step {dt * 1e3:g} ms)"
     sched = "SCHED_FIFO 80" if report["sched_fifo"] else \
         "SCHED_OTHER (back to back: a real-time class would be throttled by the kernel)" if not rate else \
@@ -192,7 +205,7 @@ def describe(name: str, report: dict) -> str:
     lines = [f"{name}: {report['steps']} steps {pace} in {report['wall_s']:.1f} s",
              f"  memory locked: {'yes' if report['memory_locked'] else 'no (mlockall not permitted)'}; scheduling: "
              f"{sched}; CPU: {report['pinned_cpu'] if report['pinned_cpu'] >= 0 else 'not pinned'}",
-             "  step time (fmi2DoStep + every Real output): " + ", ".join(f"{label} {us[k]:.1f} µs" for k, label in TIMES),
+             f"  step time ({calls} output): " + ", ".join(f"{label} {us[k]:.1f} µs" for k, label in TIMES),
              f"  worst / median {report['max_ns'] / report['median_ns']:.2f}; real time × {dt / (report['median_ns'] * 1e-9):.0f} "
              f"at the median, × {dt / (report['max_ns'] * 1e-9):.0f} at the worst step"
              + (f"; overruns (steps longer than the period): {report['overruns']}" if rate else "")]

@@ -3,7 +3,7 @@
  * compiles this file with the C compiler and runs it.
  *
  * Usage: rt_bench BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...] [step=S]
- *                 [vary=VR,V0,A ...]
+ *                 [vary=VR,V0,A ...] [fmi3=NVALUES]
  *        rt_bench --spin N - STEPS RATE_HZ CPU ""   (the platform's baseline: each "step" is the same fixed
  *                 computation, N iterations of a dependent floating-point recurrence, in place of the FMU; no
  *                 outputs: an empty OUTPUT_VRS)
@@ -12,6 +12,11 @@
  *   step=S   the communication step of a back-to-back run, s (a paced run's is 1/RATE_HZ)
  *   CPU      the processor to pin the loop to (-1: none)
  *   VR=V     Real start values, VR:i=V Integer (Enumeration), VR:b=V Boolean, set before the initialization
+ *   fmi3=NVALUES  an FMI 3.0 FMU (RESOURCES_URI is then its resource path, with the trailing separator; GUID its
+ *            instantiation token): fmi3InstantiateCoSimulation, VR:c=V structural Int32 values set in configuration
+ *            mode, VR=V Float64, VR:e=V Enumeration (fmi3SetInt64), VR:i=V Int32 and VR:b=V Boolean values set in
+ *            initialization mode, fmi3DoStep, and OUTPUT_VRS read by one fmi3GetFloat64 of NVALUES values (arrays
+ *            count each element)
  *   vary=VR,V0,A  a Real input written before every step, as a rig's controller writes its output: V0 + A sin(2 pi t)
  *            at the step's start time t (s; a 1 s period), all such inputs in one fmi2SetReal call, which the step's
  *            time includes. An input never written keeps its start value (the FMU may reuse work keyed on it)
@@ -33,6 +38,7 @@
 #include <time.h>
 
 #include "fmi2FunctionTypes.h"   /* the FMI 2.0 standard's types (fmu_mb/fmi/c/fmi2) */
+#include "fmi3FunctionTypes.h"   /* and FMI 3.0's (fmu_mb/fmi/c/fmi3) */
 
 static int quiet_errors;
 
@@ -48,6 +54,13 @@ static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status sta
     vfprintf(stderr, message, ap);
     fprintf(stderr, "\n");
     va_end(ap);
+}
+
+static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category, fmi3String message) {
+    (void)env;
+    (void)category;
+    if (status < fmi3Error || quiet_errors) return;
+    fprintf(stderr, "FMU: %s\n", message);
 }
 
 static void *need(void *lib, const char *name) {
@@ -118,6 +131,35 @@ static void spin_free(fmi2Component c) {
     (void)c;
 }
 
+/* The FMU a step calls, FMI 2.0 or 3.0: its input writes, its step and its output read. */
+typedef struct {
+    int v3;
+    void *inst;
+    fmi2SetRealTYPE *set2;
+    fmi2DoStepTYPE *step2;
+    fmi2GetRealTYPE *get2;
+    fmi3SetFloat64TYPE *set3;
+    fmi3DoStepTYPE *step3;
+    fmi3GetFloat64TYPE *get3;
+    fmi3TerminateTYPE *terminate3;
+    fmi3FreeInstanceTYPE *free3;
+} Plant;
+
+static int plant_set(const Plant *p, const fmi2ValueReference *vr, size_t n, const double *v) {
+    return p->v3 ? (int)p->set3(p->inst, vr, n, v, n) : (int)p->set2(p->inst, vr, n, v);
+}
+
+static int plant_step(const Plant *p, double t, double dt) {
+    if (!p->v3) return (int)p->step2(p->inst, t, dt, fmi2True);
+    fmi3Boolean event, stop, early;
+    fmi3Float64 reached;
+    return (int)p->step3(p->inst, t, dt, fmi3True, &event, &stop, &early, &reached);
+}
+
+static int plant_get(const Plant *p, const fmi2ValueReference *vr, size_t n, double *out, size_t nvalues) {
+    return p->v3 ? (int)p->get3(p->inst, vr, n, out, nvalues) : (int)p->get2(p->inst, vr, n, out);
+}
+
 int main(int argc, char **argv) {
     if (argc < 8) {
         fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...] "
@@ -132,11 +174,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "STEPS must be >= 1 and RATE_HZ >= 0\n");
         return 2;
     }
-    static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV], bool_vr[MAXV], vary_vr[MAXV];
+    static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV], bool_vr[MAXV], vary_vr[MAXV], enum_vr[MAXV],
+        config_vr[MAXV];
+    static fmi3Int64 enum_v[MAXV];
+    static fmi3Int32 config_v[MAXV];
     static fmi2Real out[MAXV], real_v[MAXV], vary_v0[MAXV], vary_a[MAXV], vary_v[MAXV];
     static fmi2Integer int_v[MAXV];
     static fmi2Boolean bool_v[MAXV];
-    size_t nout = 0, nreal = 0, nint = 0, nbool = 0, nvary = 0;
+    size_t nout = 0, nreal = 0, nint = 0, nbool = 0, nvary = 0, nenum = 0, nconfig = 0, nvalues = 0;
+    int v3 = 0;
     for (char *p = argv[7]; *p && nout < MAXV; ++nout) {
         vrs[nout] = (fmi2ValueReference)strtoul(p, &p, 10);
         if (*p == ',') ++p;
@@ -148,6 +194,15 @@ int main(int argc, char **argv) {
             back_step = strtod(argv[a] + 5, &p);
             if (*p || !(back_step > 0.0) || rate > 0.0) {
                 fprintf(stderr, "bad %s: a back-to-back run's communication step, > 0 (RATE_HZ 0)\n", argv[a]);
+                return 2;
+            }
+            continue;
+        }
+        if (!strncmp(argv[a], "fmi3=", 5)) {
+            v3 = 1;
+            nvalues = (size_t)strtoul(argv[a] + 5, &p, 10);
+            if (*p || nvalues > MAXV) {
+                fprintf(stderr, "bad %s: fmi3=NVALUES, the number of output values (at most %d)\n", argv[a], MAXV);
                 return 2;
             }
             continue;
@@ -167,7 +222,13 @@ int main(int argc, char **argv) {
             continue;
         }
         unsigned long vr = strtoul(argv[a], &p, 10);
-        if (!strncmp(p, ":i=", 3) && nint < MAXV) {
+        if (!strncmp(p, ":e=", 3) && nenum < MAXV) {
+            enum_vr[nenum] = (fmi2ValueReference)vr;
+            enum_v[nenum++] = atoll(p + 3);
+        } else if (!strncmp(p, ":c=", 3) && nconfig < MAXV) {
+            config_vr[nconfig] = (fmi2ValueReference)vr;
+            config_v[nconfig++] = atoi(p + 3);
+        } else if (!strncmp(p, ":i=", 3) && nint < MAXV) {
             int_vr[nint] = (fmi2ValueReference)vr;
             int_v[nint++] = atoi(p + 3);
         } else if (!strncmp(p, ":b=", 3) && nbool < MAXV) {
@@ -189,7 +250,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
         return 3;
     }
-#define FN(name, stub) name##TYPE *name = spin ? stub : (name##TYPE *)need(lib, #name)
+#define FN(name, stub) name##TYPE *name = spin ? stub : v3 ? NULL : (name##TYPE *)need(lib, #name)
     FN(fmi2Instantiate, spin_instantiate);
     FN(fmi2SetupExperiment, spin_setup);
     FN(fmi2EnterInitializationMode, spin_mode);
@@ -210,14 +271,56 @@ int main(int argc, char **argv) {
     memset(t_ns, 0, (size_t)steps * sizeof *t_ns);             /* touched: no page fault in the loop */
 
     fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
-    fmi2Component s = fmi2Instantiate("rt-bench", fmi2CoSimulation, argv[3], argv[2], &cb, fmi2False, fmi2False);
-    if (!s || fmi2SetupExperiment(s, fmi2False, 0.0, 0.0, fmi2False, 0.0) > fmi2Warning ||
-        (nreal && fmi2SetReal(s, real_vr, nreal, real_v) > fmi2Warning) ||
-        (nint && fmi2SetInteger(s, int_vr, nint, int_v) > fmi2Warning) ||
-        (nbool && fmi2SetBoolean(s, bool_vr, nbool, bool_v) > fmi2Warning) ||
-        fmi2EnterInitializationMode(s) > fmi2Warning || fmi2ExitInitializationMode(s) > fmi2Warning) {
-        fprintf(stderr, "the FMU did not initialize\n");
-        return 4;
+    Plant pl = {.v3 = v3, .set2 = fmi2SetReal, .step2 = fmi2DoStep, .get2 = fmi2GetReal};
+    if (v3) {
+#define FN3(name) name##TYPE *name = (name##TYPE *)need(lib, #name)
+        FN3(fmi3InstantiateCoSimulation);
+        FN3(fmi3EnterConfigurationMode);
+        FN3(fmi3ExitConfigurationMode);
+        FN3(fmi3EnterInitializationMode);
+        FN3(fmi3ExitInitializationMode);
+        FN3(fmi3SetInt32);
+        FN3(fmi3SetInt64);
+        FN3(fmi3SetBoolean);
+        pl.set3 = (fmi3SetFloat64TYPE *)need(lib, "fmi3SetFloat64");
+        pl.step3 = (fmi3DoStepTYPE *)need(lib, "fmi3DoStep");
+        pl.get3 = (fmi3GetFloat64TYPE *)need(lib, "fmi3GetFloat64");
+        pl.terminate3 = (fmi3TerminateTYPE *)need(lib, "fmi3Terminate");
+        pl.free3 = (fmi3FreeInstanceTYPE *)need(lib, "fmi3FreeInstance");
+        static fmi3Boolean bools[MAXV];
+        for (size_t i = 0; i < nbool; ++i) bools[i] = bool_v[i] != 0;
+        fmi3Int32 ints[MAXV];
+        for (size_t i = 0; i < nint; ++i) ints[i] = (fmi3Int32)int_v[i];
+        pl.inst = fmi3InstantiateCoSimulation("rt-bench", argv[3], argv[2], fmi3False, fmi3False, fmi3False, fmi3False,
+                                              NULL, 0, NULL, logger3, NULL);
+        if (!pl.inst ||
+            (nconfig && (fmi3EnterConfigurationMode(pl.inst) > fmi3Warning ||
+                         fmi3SetInt32(pl.inst, config_vr, nconfig, config_v, nconfig) > fmi3Warning ||
+                         fmi3ExitConfigurationMode(pl.inst) > fmi3Warning)) ||
+            fmi3EnterInitializationMode(pl.inst, fmi3False, 0.0, 0.0, fmi3False, 0.0) > fmi3Warning ||
+            (nreal && pl.set3(pl.inst, real_vr, nreal, real_v, nreal) > fmi3Warning) ||
+            (nenum && fmi3SetInt64(pl.inst, enum_vr, nenum, enum_v, nenum) > fmi3Warning) ||
+            (nint && fmi3SetInt32(pl.inst, int_vr, nint, ints, nint) > fmi3Warning) ||
+            (nbool && fmi3SetBoolean(pl.inst, bool_vr, nbool, bools, nbool) > fmi3Warning) ||
+            fmi3ExitInitializationMode(pl.inst) > fmi3Warning) {
+            fprintf(stderr, "the FMU did not initialize\n");
+            return 4;
+        }
+    } else {
+        pl.inst = fmi2Instantiate("rt-bench", fmi2CoSimulation, argv[3], argv[2], &cb, fmi2False, fmi2False);
+        if (nenum || nconfig) {
+            fprintf(stderr, "VR:e= and VR:c= values are for FMI 3.0 FMUs (fmi3=NVALUES)\n");
+            return 2;
+        }
+        if (!pl.inst || fmi2SetupExperiment(pl.inst, fmi2False, 0.0, 0.0, fmi2False, 0.0) > fmi2Warning ||
+            (nreal && fmi2SetReal(pl.inst, real_vr, nreal, real_v) > fmi2Warning) ||
+            (nint && fmi2SetInteger(pl.inst, int_vr, nint, int_v) > fmi2Warning) ||
+            (nbool && fmi2SetBoolean(pl.inst, bool_vr, nbool, bool_v) > fmi2Warning) ||
+            fmi2EnterInitializationMode(pl.inst) > fmi2Warning || fmi2ExitInitializationMode(pl.inst) > fmi2Warning) {
+            fprintf(stderr, "the FMU did not initialize\n");
+            return 4;
+        }
+        nvalues = nout;
     }
     /* What the system grants, asked for once everything is allocated and the FMU initialized (a memory lock
      * with MCL_FUTURE would make later allocations fail beyond RLIMIT_MEMLOCK); each reported. */
@@ -236,7 +339,7 @@ int main(int argc, char **argv) {
     double dt = rate > 0.0 ? 1.0 / rate : back_step;
     int64_t period = rate > 0.0 ? (int64_t)(1e9 / rate + 0.5) : 0;
     long done = 0, overruns = 0;
-    fmi2Status worst = fmi2OK;
+    int worst = fmi2OK;
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     int64_t start = now_ns();
@@ -251,18 +354,18 @@ int main(int argc, char **argv) {
             }
         }
         int64_t t0 = now_ns();
-        fmi2Status st = fmi2OK;
+        int st = fmi2OK;
         if (nvary) {
             double w = sin(6.283185307179586 * (double)k * dt);
             for (size_t i = 0; i < nvary; ++i) vary_v[i] = vary_v0[i] + vary_a[i] * w;
-            st = fmi2SetReal(s, vary_vr, nvary, vary_v);
+            st = plant_set(&pl, vary_vr, nvary, vary_v);
         }
         if (st <= fmi2Warning) {
-            fmi2Status d = fmi2DoStep(s, (double)k * dt, dt, fmi2True);
+            int d = plant_step(&pl, (double)k * dt, dt);
             if (d > st) st = d;
         }
         if (st <= fmi2Warning) {
-            fmi2Status g = fmi2GetReal(s, vrs, nout, out);
+            int g = plant_get(&pl, vrs, nout, out, nvalues);
             if (g > st) st = g;
         }
         int64_t t1 = now_ns();
@@ -274,8 +377,13 @@ int main(int argc, char **argv) {
     }
     double wall = (double)(now_ns() - start) * 1e-9;
     quiet_errors = 1;
-    fmi2Terminate(s);
-    fmi2FreeInstance(s);
+    if (v3) {
+        pl.terminate3(pl.inst);
+        pl.free3(pl.inst);
+    } else {
+        fmi2Terminate(pl.inst);
+        fmi2FreeInstance(pl.inst);
+    }
     double mean = 0.0;
     for (long k = 0; k < done; ++k) mean += (double)t_ns[k];
     mean /= (double)done;
@@ -283,9 +391,9 @@ int main(int argc, char **argv) {
 #define AT(p) t_ns[(long)((p) * (double)(done - 1) + 0.5)]
     printf("memory_locked %d\nsched_fifo %d\npinned_cpu %d\nsteps %ld\nrate_hz %.17g\ncommunication_step_s %.17g\n"
            "wall_s %.6f\nmedian_ns %lld\np99_ns %lld\np9999_ns %lld\nmax_ns %lld\nmean_ns %.1f\nmin_ns %lld\n"
-           "overruns %ld\nvaried_inputs %zu\nstatus %d\n",
+           "overruns %ld\nvaried_inputs %zu\nfmi_version %d\nstatus %d\n",
            locked, fifo, pinned ? cpu : -1, done, rate, dt, wall, (long long)AT(0.5), (long long)AT(0.99),
-           (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, nvary, worst);
+           (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, nvary, v3 ? 3 : 2, worst);
     free(t_ns);
     return worst > fmi2Warning ? 5 : 0;
 }
