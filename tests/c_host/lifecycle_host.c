@@ -1,21 +1,26 @@
 /* Heap blocks an FMU leaves behind, and heap calls its steady stepping and its refusals make: a plain C host run
- * with alloc_count.so preloaded.
- * Usage: lifecycle_host BINARY RESOURCES_URI GUID CYCLES STEPS DT INPUT_VR OUTPUT_VRS [me=NX] [thread]
- *                       [VR=V | VR:i=V ...]
- *   me=NX   Model Exchange with NX continuous states: each step is fmi2SetReal (the input), fmi2SetTime,
- *           fmi2SetContinuousStates, fmi2GetDerivatives, the Real outputs read, an explicit Euler update and
- *           fmi2CompletedIntegratorStep (default: co-simulation, fmi2SetReal + fmi2DoStep + the outputs read)
+ * with alloc_count.so preloaded, for FMI 2.0 and FMI 3.0 FMUs.
+ * Usage: lifecycle_host BINARY RESOURCES GUID CYCLES STEPS DT INPUT_VR OUTPUT_VRS [me=NX] [thread] [fmi3=NVALUES]
+ *                       [VR=V | VR:i=V | VR:e=V ...]
+ *   RESOURCES  the resources folder: its file URI (FMI 2.0) or its path with the trailing separator (FMI 3.0)
+ *   me=NX   Model Exchange with NX continuous states: each step is the input set, the time and the states set, the
+ *           derivatives got, the outputs read, an explicit Euler update and the completed integrator step (default:
+ *           co-simulation, the input set, the step and the outputs read)
  *   thread  the steps and the refused calls run in a thread started for them after the initialization (a rig's
  *           real-time thread stepping an FMU its main thread set up); counted from inside that thread
- *   VR=V    Real start values, VR:i=V Integer (Enumeration) ones, set before fmi2EnterInitializationMode
- * One cycle: fmi2Instantiate, setup, start values, initialization, STEPS steps (input INPUT_VR set to 0.5 before
- * each, the Real outputs OUTPUT_VRS (comma-separated) read after it), then calls the FMU must refuse (a NaN input;
+ *   fmi3=NVALUES  an FMI 3.0 FMU (fmi3Instantiate..., fmi3SetFloat64, fmi3DoStep, fmi3GetFloat64 of the outputs'
+ *           NVALUES values: arrays count each element; fmi3GetContinuousStateDerivatives; after the initialization
+ *           fmi3UpdateDiscreteStates before fmi3EnterContinuousTimeMode)
+ *   VR=V    Real (Float64) start values, VR:i=V Integer (FMI 2.0 Enumeration) ones, VR:e=V FMI 3.0 Enumeration ones
+ *           (fmi3SetInt64), set before the initialization (FMI 2.0) or in it (FMI 3.0)
+ * One cycle: instantiate, start values, initialization, STEPS steps (input INPUT_VR set to 0.5 before each, the
+ * Real outputs OUTPUT_VRS (comma-separated) read after it), then calls the FMU must refuse (a NaN input;
  * co-simulation: a step of negative size and one from the wrong time; Model Exchange: NaN states and a NaN time),
- * then two more steps, a state saved, restored and freed, fmi2Terminate, fmi2FreeInstance. Prints "warm LIVE"
- * after the first cycle, "after LIVE" after CYCLES more, "step CALLS" (heap and mmap calls of the steady steps of
- * the last cycle), "refused CALLS" (those of the refused calls and the steps after them), "refusals N" (refused
- * calls that returned fmi2Error or worse), "steady_logs N" (logger calls during the steady steps) and
- * "refused_logs N". Linux (dlopen). */
+ * then two more steps, a state saved, restored and freed, terminate, free. Prints "warm LIVE" after the first
+ * cycle, "after LIVE" after CYCLES more, "step CALLS" (heap and mmap calls of the steady steps of the last cycle),
+ * "refused CALLS" (those of the refused calls and the steps after them), "refusals N" (refused calls that returned
+ * an error status or worse), "steady_logs N" (logger calls during the steady steps) and "refused_logs N". Linux
+ * (dlopen). */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -23,57 +28,102 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmi2FunctionTypes.h"   /* the FMI 2.0 standard's types (fmu_mb/fmi/c/fmi2) */
+#include "fmi2FunctionTypes.h"   /* the FMI 2.0 and 3.0 standards' types (fmu_mb/fmi/c/fmi2, fmi3) */
+#include "fmi3FunctionTypes.h"
+
+#define WARNING 1                   /* (status codes: the same in both versions) */
+#define ERROR 3
 
 static long log_calls;
 
-static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status, fmi2String category,
-                   fmi2String message, ...) {
-    (void)env;
-    (void)name;
-    (void)category;
-    (void)message;
-    (void)status;
+static void logger2(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status, fmi2String category,
+                    fmi2String message, ...) {
+    (void)env, (void)name, (void)category, (void)message, (void)status;
     ++log_calls;                 /* (nothing printed: stdio would be the host's allocation, not the FMU's) */
 }
 
-#define FN(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name)
-#define MAXV 4096
+static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category, fmi3String message) {
+    (void)env, (void)status, (void)category, (void)message;
+    ++log_calls;
+}
 
-/* What one cycle's stepping needs and what it counted. */
+#define MAXV 65536
+
+/* The calls of one version the steps make, and what one cycle's stepping needs and counted. */
 typedef struct {
-    fmi2Component s;
-    fmi2SetRealTYPE *set_real;
-    fmi2DoStepTYPE *do_step;
-    fmi2GetRealTYPE *get_real;
-    fmi2SetTimeTYPE *set_time;
-    fmi2SetContinuousStatesTYPE *set_states;
-    fmi2GetDerivativesTYPE *get_derivatives;
-    fmi2CompletedIntegratorStepTYPE *completed;
+    int v3;
+    void *s;
+    fmi2SetRealTYPE *set2;
+    fmi2DoStepTYPE *step2;
+    fmi2GetRealTYPE *get2;
+    fmi2SetTimeTYPE *time2;
+    fmi2SetContinuousStatesTYPE *states2;
+    fmi2GetDerivativesTYPE *derivatives2;
+    fmi2CompletedIntegratorStepTYPE *completed2;
+    fmi3SetFloat64TYPE *set3;
+    fmi3DoStepTYPE *step3;
+    fmi3GetFloat64TYPE *get3;
+    fmi3SetTimeTYPE *time3;
+    fmi3SetContinuousStatesTYPE *states3;
+    fmi3GetContinuousStateDerivativesTYPE *derivatives3;
+    fmi3CompletedIntegratorStepTYPE *completed3;
     long (*calls)(void);
-    int steps, nout;
-    size_t nx;
+    int steps;
+    size_t nout, nvalues, nx;
     double dt, t, *x, *dx, *bad, *out;
-    fmi2ValueReference in, *vrs;
+    unsigned in, *vrs;
     long step_calls, refused_calls, refusals, steady_logs, refused_logs;
     int failed;
 } Cycle;
 
+static int set_input(Cycle *c, double v) {
+    return c->v3 ? (int)c->set3(c->s, &c->in, 1, &v, 1) : (int)c->set2(c->s, &c->in, 1, &v);
+}
+
+static int do_step(Cycle *c, double t, double h) {
+    if (!c->v3) return (int)c->step2(c->s, t, h, fmi2True);
+    fmi3Boolean event, stop, early;
+    fmi3Float64 reached;
+    return (int)c->step3(c->s, t, h, fmi3True, &event, &stop, &early, &reached);
+}
+
+static void get_outputs(Cycle *c) {
+    if (c->v3)
+        c->get3(c->s, c->vrs, c->nout, c->out, c->nvalues);
+    else
+        c->get2(c->s, c->vrs, c->nout, c->out);
+}
+
+static int set_time(Cycle *c, double t) { return c->v3 ? (int)c->time3(c->s, t) : (int)c->time2(c->s, t); }
+
+static int set_states(Cycle *c, const double *x) {
+    return c->v3 ? (int)c->states3(c->s, x, c->nx) : (int)c->states2(c->s, x, c->nx);
+}
+
+static int get_derivatives(Cycle *c) {
+    return c->v3 ? (int)c->derivatives3(c->s, c->dx, c->nx) : (int)c->derivatives2(c->s, c->dx, c->nx);
+}
+
+static int completed(Cycle *c) {
+    if (c->v3) {
+        fmi3Boolean enter_event, terminate;
+        return (int)c->completed3(c->s, fmi3True, &enter_event, &terminate);
+    }
+    fmi2Boolean enter_event, terminate;
+    return (int)c->completed2(c->s, fmi2True, &enter_event, &terminate);
+}
+
 /* One step of the cycle (co-simulation or Model Exchange by explicit Euler); 0 on failure. */
 static int step(Cycle *c) {
-    double value = 0.5;
-    fmi2Boolean enter_event, terminate;
-    if (c->set_real(c->s, &c->in, 1, &value) > 1) return 0;
+    if (set_input(c, 0.5) > WARNING) return 0;
     if (c->nx) {
-        if (c->set_time(c->s, c->t) > 1 || c->set_states(c->s, c->x, c->nx) > 1 ||
-            c->get_derivatives(c->s, c->dx, c->nx) > 1)
-            return 0;
-        c->get_real(c->s, c->vrs, (size_t)c->nout, c->out);
+        if (set_time(c, c->t) > WARNING || set_states(c, c->x) > WARNING || get_derivatives(c) > WARNING) return 0;
+        get_outputs(c);
         for (size_t k = 0; k < c->nx; ++k) c->x[k] += c->dt * c->dx[k];
-        if (c->completed(c->s, fmi2True, &enter_event, &terminate) > 1) return 0;
+        if (completed(c) > WARNING) return 0;
     } else {
-        if (c->do_step(c->s, c->t, c->dt, fmi2True) > 1) return 0;
-        c->get_real(c->s, c->vrs, (size_t)c->nout, c->out);
+        if (do_step(c, c->t, c->dt) > WARNING) return 0;
+        get_outputs(c);
     }
     c->t += c->dt;
     return 1;
@@ -82,7 +132,6 @@ static int step(Cycle *c) {
 /* The steady steps, the refused calls and two steps after them, counted. */
 static void *run_steps(void *arg) {
     Cycle *c = (Cycle *)arg;
-    double nan_value = NAN;
     long before = c->calls(), logs = log_calls;
     c->failed = 1;
     for (int k = 0; k < c->steps; ++k)
@@ -91,13 +140,13 @@ static void *run_steps(void *arg) {
     c->steady_logs = log_calls - logs;
     before = c->calls();
     logs = log_calls;
-    c->refusals = c->set_real(c->s, &c->in, 1, &nan_value) >= fmi2Error;
+    c->refusals = set_input(c, NAN) >= ERROR;
     if (c->nx) {
-        c->refusals += c->set_states(c->s, c->bad, c->nx) >= fmi2Error;
-        c->refusals += c->set_time(c->s, NAN) >= fmi2Error;
+        c->refusals += set_states(c, c->bad) >= ERROR;
+        c->refusals += set_time(c, NAN) >= ERROR;
     } else {
-        c->refusals += c->do_step(c->s, c->t, -c->dt, fmi2True) >= fmi2Error;
-        c->refusals += c->do_step(c->s, c->t + 1.0, c->dt, fmi2True) >= fmi2Error;
+        c->refusals += do_step(c, c->t, -c->dt) >= ERROR;
+        c->refusals += do_step(c, c->t + 1.0, c->dt) >= ERROR;
     }
     for (int k = 0; k < 2; ++k)
         if (!step(c)) return NULL;
@@ -107,10 +156,109 @@ static void *run_steps(void *arg) {
     return NULL;
 }
 
+static unsigned real_vr[MAXV], int_vr[MAXV], enum_vr[MAXV];
+static double real_v[MAXV];
+static int int_v[MAXV];
+static long long enum_v[MAXV];
+static size_t nreal, nint, nenum;
+
+/* A function of the FMU, looked up on the first call of the function using it (a failed dlsym leaves an error text
+ * on the heap: looked up once, before the first cycle's count) */
+#define FN2(name)                                                                                                    \
+    static name##TYPE *name;                                                                                         \
+    if (!resolved) name = (name##TYPE *)dlsym(lib, #name)
+#define FN3 FN2
+
+/* An FMI 2.0 instance instantiated, its start values set, initialized (and in continuous-time mode with its states
+ * in cy->x for Model Exchange); NULL if any call failed. */
+static void *start2(void *lib, Cycle *cy, const char *guid, const char *resources) {
+    static int resolved;
+    FN2(fmi2Instantiate);
+    FN2(fmi2SetupExperiment);
+    FN2(fmi2EnterInitializationMode);
+    FN2(fmi2ExitInitializationMode);
+    FN2(fmi2SetInteger);
+    FN2(fmi2EnterContinuousTimeMode);
+    FN2(fmi2GetContinuousStates);
+    resolved = 1;
+    static fmi2CallbackFunctions cb = {logger2, calloc, free, NULL, NULL};
+    fmi2Component s = fmi2Instantiate("cycle", cy->nx ? fmi2ModelExchange : fmi2CoSimulation, guid, resources, &cb,
+                                      fmi2False, fmi2False);
+    if (!s || fmi2SetupExperiment(s, fmi2False, 0.0, 0.0, fmi2False, 0.0) > WARNING ||
+        (nreal && cy->set2(s, real_vr, nreal, real_v) > WARNING) ||
+        (nint && fmi2SetInteger(s, int_vr, nint, int_v) > WARNING) || fmi2EnterInitializationMode(s) > WARNING ||
+        fmi2ExitInitializationMode(s) > WARNING ||
+        (cy->nx && (fmi2EnterContinuousTimeMode(s) > WARNING || fmi2GetContinuousStates(s, cy->x, cy->nx) > WARNING)))
+        return NULL;
+    return s;
+}
+
+/* The same for an FMI 3.0 instance (start values set in initialization mode; Model Exchange: the event mode left
+ * by one fmi3UpdateDiscreteStates). */
+static void *start3(void *lib, Cycle *cy, const char *token, const char *resources) {
+    static int resolved;
+    FN3(fmi3InstantiateCoSimulation);
+    FN3(fmi3InstantiateModelExchange);
+    FN3(fmi3EnterInitializationMode);
+    FN3(fmi3ExitInitializationMode);
+    FN3(fmi3SetInt64);
+    FN3(fmi3UpdateDiscreteStates);
+    FN3(fmi3EnterContinuousTimeMode);
+    FN3(fmi3GetContinuousStates);
+    resolved = 1;
+    fmi3Instance s = cy->nx ? fmi3InstantiateModelExchange("cycle", token, resources, fmi3False, fmi3False, NULL,
+                                                           logger3)
+                            : fmi3InstantiateCoSimulation("cycle", token, resources, fmi3False, fmi3False, fmi3False,
+                                                          fmi3False, NULL, 0, NULL, logger3, NULL);
+    static fmi3Int64 enums[MAXV];
+    for (size_t i = 0; i < nenum; ++i) enums[i] = (fmi3Int64)enum_v[i];
+    fmi3Boolean update = fmi3True, stop, nominals, values, next_defined = fmi3False;
+    fmi3Float64 next_time;
+    if (!s || fmi3EnterInitializationMode(s, fmi3False, 0.0, 0.0, fmi3False, 0.0) > WARNING ||
+        (nreal && cy->set3(s, real_vr, nreal, real_v, nreal) > WARNING) ||
+        (nenum && fmi3SetInt64(s, enum_vr, nenum, enums, nenum) > WARNING) || fmi3ExitInitializationMode(s) > WARNING ||
+        (cy->nx && (fmi3UpdateDiscreteStates(s, &update, &stop, &nominals, &values, &next_defined, &next_time) > WARNING ||
+                    fmi3EnterContinuousTimeMode(s) > WARNING || fmi3GetContinuousStates(s, cy->x, cy->nx) > WARNING)))
+        return NULL;
+    return s;
+}
+
+/* A state saved, restored and freed, then terminate and free; 0 if the state did not round-trip. */
+static int finish(void *lib, int v3, void *s) {
+    static int resolved;
+    int ok;
+    if (v3) {
+        FN3(fmi3GetFMUState);
+        FN3(fmi3SetFMUState);
+        FN3(fmi3FreeFMUState);
+        FN3(fmi3Terminate);
+        FN3(fmi3FreeInstance);
+        resolved = 1;
+        fmi3FMUState st = NULL;
+        ok = fmi3GetFMUState(s, &st) <= WARNING && fmi3SetFMUState(s, st) <= WARNING &&
+             fmi3FreeFMUState(s, &st) <= WARNING;
+        fmi3Terminate(s);
+        fmi3FreeInstance(s);
+    } else {
+        FN2(fmi2GetFMUstate);
+        FN2(fmi2SetFMUstate);
+        FN2(fmi2FreeFMUstate);
+        FN2(fmi2Terminate);
+        FN2(fmi2FreeInstance);
+        resolved = 1;
+        fmi2FMUstate st = NULL;
+        ok = fmi2GetFMUstate(s, &st) <= WARNING && fmi2SetFMUstate(s, st) <= WARNING &&
+             fmi2FreeFMUstate(s, &st) <= WARNING;
+        fmi2Terminate(s);
+        fmi2FreeInstance(s);
+    }
+    return ok;
+}
+
 int main(int argc, char **argv) {
     if (argc < 9) {
-        fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID CYCLES STEPS DT INPUT_VR OUTPUT_VRS [me=NX] [thread] "
-                        "[VR=V | VR:i=V ...]\n", argv[0]);
+        fprintf(stderr, "usage: %s BINARY RESOURCES GUID CYCLES STEPS DT INPUT_VR OUTPUT_VRS [me=NX] [thread] "
+                        "[fmi3=NVALUES] [VR=V | VR:i=V | VR:e=V ...]\n", argv[0]);
         return 2;
     }
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -120,77 +268,81 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cannot load %s or the counter: %s\n", argv[1], dlerror());
         return 3;
     }
-    FN(fmi2Instantiate);
-    FN(fmi2SetupExperiment);
-    FN(fmi2EnterInitializationMode);
-    FN(fmi2ExitInitializationMode);
-    FN(fmi2Terminate);
-    FN(fmi2DoStep);
-    FN(fmi2GetReal);
-    FN(fmi2SetReal);
-    FN(fmi2SetInteger);
-    FN(fmi2GetFMUstate);
-    FN(fmi2SetFMUstate);
-    FN(fmi2FreeFMUstate);
-    FN(fmi2FreeInstance);
-    FN(fmi2EnterContinuousTimeMode);
-    FN(fmi2SetTime);
-    FN(fmi2SetContinuousStates);
-    FN(fmi2GetContinuousStates);
-    FN(fmi2GetDerivatives);
-    FN(fmi2CompletedIntegratorStep);
-    fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
     int cycles = atoi(argv[4]), in_thread = 0;
     static double out[MAXV], x[MAXV], dx[MAXV], bad[MAXV];
-    static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV];
-    static double real_v[MAXV];
-    static fmi2Integer int_v[MAXV];
-    Cycle cy = {.set_real = fmi2SetReal, .do_step = fmi2DoStep, .get_real = fmi2GetReal, .set_time = fmi2SetTime,
-                .set_states = fmi2SetContinuousStates, .get_derivatives = fmi2GetDerivatives,
-                .completed = fmi2CompletedIntegratorStep, .calls = calls, .steps = atoi(argv[5]), .dt = atof(argv[6]),
-                .x = x, .dx = dx, .bad = bad, .out = out, .in = (fmi2ValueReference)atoi(argv[7]), .vrs = vrs};
+    static unsigned vrs[MAXV];
+    Cycle cy = {.calls = calls, .steps = atoi(argv[5]), .dt = atof(argv[6]), .x = x, .dx = dx, .bad = bad, .out = out,
+                .in = (unsigned)atoi(argv[7]), .vrs = vrs};
     for (char *p = argv[8]; *p && cy.nout < MAXV; ++cy.nout) {
-        vrs[cy.nout] = (fmi2ValueReference)strtoul(p, &p, 10);
+        vrs[cy.nout] = (unsigned)strtoul(p, &p, 10);
         if (*p == ',') ++p;
     }
-    size_t nreal = 0, nint = 0;
+    cy.nvalues = cy.nout;
     for (int a = 9; a < argc; ++a) {
+        char *p;
         if (!strncmp(argv[a], "me=", 3)) {
             cy.nx = (size_t)atol(argv[a] + 3);
+            continue;
+        }
+        if (!strncmp(argv[a], "fmi3=", 5)) {
+            cy.v3 = 1;
+            cy.nvalues = (size_t)strtoul(argv[a] + 5, NULL, 10);
             continue;
         }
         if (!strcmp(argv[a], "thread")) {
             in_thread = 1;
             continue;
         }
-        char *p;
         unsigned long vr = strtoul(argv[a], &p, 10);
         if (!strncmp(p, ":i=", 3) && nint < MAXV) {
-            int_vr[nint] = (fmi2ValueReference)vr;
+            int_vr[nint] = (unsigned)vr;
             int_v[nint++] = atoi(p + 3);
+        } else if (!strncmp(p, ":e=", 3) && nenum < MAXV) {
+            enum_vr[nenum] = (unsigned)vr;
+            enum_v[nenum++] = atoll(p + 3);
         } else if (*p == '=' && nreal < MAXV) {
-            real_vr[nreal] = (fmi2ValueReference)vr;
+            real_vr[nreal] = (unsigned)vr;
             real_v[nreal++] = atof(p + 1);
         } else {
             fprintf(stderr, "bad argument %s\n", argv[a]);
             return 2;
         }
     }
-    size_t nx = cy.nx;
-    if (nx > MAXV || (nx && !(fmi2SetTime && fmi2SetContinuousStates && fmi2GetDerivatives))) {
-        fprintf(stderr, "no Model Exchange interface for %zu states\n", nx);
+    if (cy.nvalues > MAXV || cy.nx > MAXV || (nenum && !cy.v3)) {
+        fprintf(stderr, "too many values, or VR:e= values for an FMI 2.0 FMU\n");
+        return 2;
+    }
+    if (cy.v3) {
+        cy.set3 = (fmi3SetFloat64TYPE *)dlsym(lib, "fmi3SetFloat64");
+        cy.step3 = (fmi3DoStepTYPE *)dlsym(lib, "fmi3DoStep");
+        cy.get3 = (fmi3GetFloat64TYPE *)dlsym(lib, "fmi3GetFloat64");
+        cy.time3 = (fmi3SetTimeTYPE *)dlsym(lib, "fmi3SetTime");
+        cy.states3 = (fmi3SetContinuousStatesTYPE *)dlsym(lib, "fmi3SetContinuousStates");
+        cy.derivatives3 = (fmi3GetContinuousStateDerivativesTYPE *)dlsym(lib, "fmi3GetContinuousStateDerivatives");
+        cy.completed3 = (fmi3CompletedIntegratorStepTYPE *)dlsym(lib, "fmi3CompletedIntegratorStep");
+    } else {
+        cy.set2 = (fmi2SetRealTYPE *)dlsym(lib, "fmi2SetReal");
+        cy.step2 = (fmi2DoStepTYPE *)dlsym(lib, "fmi2DoStep");
+        cy.get2 = (fmi2GetRealTYPE *)dlsym(lib, "fmi2GetReal");
+        cy.time2 = (fmi2SetTimeTYPE *)dlsym(lib, "fmi2SetTime");
+        cy.states2 = (fmi2SetContinuousStatesTYPE *)dlsym(lib, "fmi2SetContinuousStates");
+        cy.derivatives2 = (fmi2GetDerivativesTYPE *)dlsym(lib, "fmi2GetDerivatives");
+        cy.completed2 = (fmi2CompletedIntegratorStepTYPE *)dlsym(lib, "fmi2CompletedIntegratorStep");
+    }
+    if (cy.v3 ? !(cy.set3 && cy.step3 && cy.get3) : !(cy.set2 && cy.step2 && cy.get2)) {
+        fprintf(stderr, "no co-simulation interface of FMI %d\n", cy.v3 ? 3 : 2);
         return 3;
     }
-    for (size_t k = 0; k < nx; ++k) bad[k] = NAN;
+    if (cy.nx && (cy.v3 ? !(cy.time3 && cy.states3 && cy.derivatives3 && cy.completed3)
+                        : !(cy.time2 && cy.states2 && cy.derivatives2 && cy.completed2))) {
+        fprintf(stderr, "no Model Exchange interface for %zu states\n", cy.nx);
+        return 3;
+    }
+    for (size_t k = 0; k < cy.nx; ++k) bad[k] = NAN;
     long warm = 0;
     for (int c = 0; c <= cycles; ++c) {
-        fmi2Component s = fmi2Instantiate("cycle", nx ? fmi2ModelExchange : fmi2CoSimulation, argv[3], argv[2], &cb,
-                                          fmi2False, fmi2False);
-        if (!s || fmi2SetupExperiment(s, fmi2False, 0.0, 0.0, fmi2False, 0.0) > 1 ||
-            (nreal && fmi2SetReal(s, real_vr, nreal, real_v) > 1) ||
-            (nint && fmi2SetInteger(s, int_vr, nint, int_v) > 1) || fmi2EnterInitializationMode(s) > 1 ||
-            fmi2ExitInitializationMode(s) > 1 ||
-            (nx && (fmi2EnterContinuousTimeMode(s) > 1 || fmi2GetContinuousStates(s, x, nx) > 1))) {
+        void *s = cy.v3 ? start3(lib, &cy, argv[3], argv[2]) : start2(lib, &cy, argv[3], argv[2]);
+        if (!s) {
             fprintf(stderr, "cycle %d: the FMU did not start\n", c);
             return 4;
         }
@@ -209,13 +361,10 @@ int main(int argc, char **argv) {
             fprintf(stderr, "cycle %d: a step failed at t = %g\n", c, cy.t);
             return 4;
         }
-        fmi2FMUstate st = NULL;
-        if (fmi2GetFMUstate(s, &st) > 1 || fmi2SetFMUstate(s, st) > 1 || fmi2FreeFMUstate(s, &st) > 1) {
+        if (!finish(lib, cy.v3, s)) {
             fprintf(stderr, "cycle %d: the state did not round-trip\n", c);
             return 4;
         }
-        fmi2Terminate(s);
-        fmi2FreeInstance(s);
         if (c == 0) warm = live();
     }
     long after = live();                 /* (before printf: stdout's buffer is a block of its own) */
