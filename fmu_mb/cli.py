@@ -88,8 +88,8 @@ changed.
 
 RT_BENCH_DESCRIPTION = """Step a native co-simulation FMU (FMI 2.0 or 3.0) at a fixed rate, as a hardware-in-the-loop rig
 does, and report the distribution of its step times (fmi2DoStep or fmi3DoStep plus reading every output): median,
-p99, p99.99, max, overruns (steps longer than the period). A small C program (compiled on first use with cc) runs the loop: no
-Python in it; it locks its memory, asks for SCHED_FIFO and pins one CPU, and says what it got.
+p99, p99.99, max, overruns (steps longer than the period). A small C program (compiled on first use with cc) runs
+the loop: no Python in it; it locks its memory, asks for SCHED_FIFO and pins one CPU, and says what it got.
 
     fmu-mb rt-bench dist/native/crane.fmu                                # 100000 steps at 1 kHz
     fmu-mb rt-bench dist/native/crane.fmu --set model.link=flexible model.friction=lugre

@@ -94,7 +94,7 @@ def test_varied_inputs_are_written_before_every_step(native_fmus, capsys, tmp_pa
 def test_an_fmi3_fmu_is_stepped_through_the_fmi3_calls(fmi3_fmus, capsys, tmp_path):
     """The FMI 3.0 FMU: fmi3DoStep and one fmi3GetFloat64 of every output (arrays whole) per step; its structural
     model.n_div set in configuration mode (a value out of range: the FMU's refusal, quoted, and no run), its
-    Enumeration options and inputs in initialization mode, a varied drive written with fmi3SetFloat64 (1e12 N·m:
+    Enumeration options, inputs and arrays (gravity, one element NaN: refused by name) in initialization mode, a varied drive written with fmi3SetFloat64 (1e12 N·m:
     refused at the second step, as through FMI 2.0)."""
     fmu = fmi3_fmus["crane"].path
     report = tmp_path / "r.json"
@@ -105,6 +105,10 @@ def test_an_fmi3_fmu_is_stepped_through_the_fmi3_calls(fmi3_fmus, capsys, tmp_pa
     assert "step time (fmi3DoStep + every Float64 output)" in out
     code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 10, "--set", "model.n_div=0")
     assert code == 1 and "model.n_div" in err and "did not initialize" in err, err
+    code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 10, "--set", "gravity=0 0 nan")   # an array
+    assert code == 1 and "'gravity[3]' = nan refused" in err and "did not initialize" in err, err
+    code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 10, "--set", "gravity=0 0 -9.7")
+    assert code == 0, err
     code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 50, "--vary", "column.tau_drive=1e12", "--json",
                             report)
     r = json.loads(report.read_text())

@@ -7,8 +7,8 @@ the process's memory (mlockall), asks for SCHED_FIFO priority 80 when paced (bac
 be throttled by the kernel's real-time bandwidth limit for ~50 ms each second) and pins the loop to one CPU, and
 reports what it got (an unprivileged user gets SCHED_OTHER; run as root or with CAP_SYS_NICE for the real-time
 class). Each
-step is fmi2DoStep (fmi3DoStep) plus reading every Real (Float64) output, timed with CLOCK_MONOTONIC; the loop sleeps until the next
-period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Inputs are held at their start values,
+step is fmi2DoStep (fmi3DoStep) plus reading every Real (Float64) output, timed with CLOCK_MONOTONIC; the loop
+sleeps until the next period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Inputs are held at their start values,
 or written before every step as a rig's controller writes its output (``vary``: V0 + A·sin(2π·t), t the step's
 start time in s; the write is part of the step's time, and a changed input defeats the reuse of work keyed on
 it, such as an RK4 step's first derivative). Linux.
@@ -65,13 +65,17 @@ def program() -> Path:
 
 
 def _start_args(md, start: dict) -> list:
-    """The harness's VR=V / VR:i=V / VR:b=V (FMI 3.0 also VR:e=V Enumeration and VR:c=V structural) arguments of
-    typed start values {name: value}."""
+    """The harness's VR=V / VR:i=V / VR:b=V (FMI 3.0 also VR:e=V Enumeration, VR:c=V structural and VR:a=V1,V2,...
+    Float64 arrays) arguments of typed start values {name: value}."""
     by_name = {v.name: v for v in md.modelVariables}
     args = []
     for name, value in start.items():
         v = by_name[name]
-        if v.causality == "structuralParameter" and v.type in ("Int32", "Int64", "UInt32", "UInt64"):
+        if isinstance(value, (list, tuple)):
+            if v.type != "Float64":
+                raise UserError(f"--set {name}: rt-bench sets arrays of Float64 ({name} is an array of {v.type})", 2)
+            args.append(f"{v.valueReference}:a=" + ",".join(repr(float(x)) for x in value))
+        elif v.causality == "structuralParameter" and v.type in ("Int32", "Int64", "UInt32", "UInt64"):
             args.append(f"{v.valueReference}:c={int(value)}")
         elif v.type in ("Real", "Float64"):
             args.append(f"{v.valueReference}={float(value)!r}")
@@ -85,6 +89,15 @@ def _start_args(md, start: dict) -> list:
             raise UserError(f"--set {name}: rt-bench sets Real (Float64), Integer (Int32), Enumeration and Boolean "
                             f"variables ({name} is {v.type})", 2)
     return args
+
+
+def _extent(md, dimension, start: dict) -> int:
+    """An FMI 3.0 array dimension's size: its start, or the value of the structural parameter it names (as set in
+    ``start``, else that parameter's start)."""
+    if dimension.start is not None:
+        return int(dimension.start)
+    ref = next(v for v in md.modelVariables if v.valueReference == dimension.valueReference)
+    return int(start.get(ref.name, ref.start))
 
 
 def vary_args(md, start: dict, vary: dict) -> list:
@@ -132,7 +145,7 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
     varied = vary_args(md, start or {}, vary or {})
     fmi3 = md.fmiVersion.startswith("3")
     outputs = [v for v in md.modelVariables if v.causality == "output" and v.type in ("Real", "Float64")]
-    values = sum(math.prod(int(d.start) for d in getattr(v, "dimensions", None) or ()) for v in outputs)
+    values = sum(math.prod(_extent(md, d, start or {}) for d in getattr(v, "dimensions", None) or ()) for v in outputs)
     with tempfile.TemporaryDirectory(prefix="fmu_mb_rtbench_") as tmp:
         with zipfile.ZipFile(fmu) as z:
             z.extractall(tmp)

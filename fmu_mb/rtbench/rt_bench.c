@@ -14,8 +14,8 @@
  *   VR=V     Real start values, VR:i=V Integer (Enumeration), VR:b=V Boolean, set before the initialization
  *   fmi3=NVALUES  an FMI 3.0 FMU (RESOURCES_URI is then its resource path, with the trailing separator; GUID its
  *            instantiation token): fmi3InstantiateCoSimulation, VR:c=V structural Int32 values set in configuration
- *            mode, VR=V Float64, VR:e=V Enumeration (fmi3SetInt64), VR:i=V Int32 and VR:b=V Boolean values set in
- *            initialization mode, fmi3DoStep, and OUTPUT_VRS read by one fmi3GetFloat64 of NVALUES values (arrays
+ *            mode, VR=V Float64, VR:a=V1,V2,... Float64 arrays, VR:e=V Enumeration (fmi3SetInt64), VR:i=V Int32
+ *            and VR:b=V Boolean values set in initialization mode, fmi3DoStep, and OUTPUT_VRS read by one fmi3GetFloat64 of NVALUES values (arrays
  *            count each element)
  *   vary=VR,V0,A  a Real input written before every step, as a rig's controller writes its output: V0 + A sin(2 pi t)
  *            at the step's start time t (s; a 1 s period), all such inputs in one fmi2SetReal call, which the step's
@@ -160,6 +160,13 @@ static int plant_get(const Plant *p, const fmi2ValueReference *vr, size_t n, dou
     return p->v3 ? (int)p->get3(p->inst, vr, n, out, nvalues) : (int)p->get2(p->inst, vr, n, out);
 }
 
+/* FMI 3.0 Float64 arrays set, one fmi3SetFloat64 each (values at[i] .. at[i + 1] of v); 0 if one failed. */
+static int arrays_set(const Plant *p, const fmi3ValueReference *vr, const size_t *at, const double *v, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (p->set3(p->inst, &vr[i], 1, &v[at[i]], at[i + 1] - at[i]) > fmi3Warning) return 0;
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 8) {
         fprintf(stderr, "usage: %s BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...] "
@@ -177,6 +184,10 @@ int main(int argc, char **argv) {
     static fmi2ValueReference vrs[MAXV], real_vr[MAXV], int_vr[MAXV], bool_vr[MAXV], vary_vr[MAXV], enum_vr[MAXV],
         config_vr[MAXV];
     static fmi3Int64 enum_v[MAXV];
+    static fmi3ValueReference array_vr[MAXV];
+    static size_t array_at[MAXV + 1];
+    static double array_v[MAXV];
+    size_t narray = 0;
     static fmi3Int32 config_v[MAXV];
     static fmi2Real out[MAXV], real_v[MAXV], vary_v0[MAXV], vary_a[MAXV], vary_v[MAXV];
     static fmi2Integer int_v[MAXV];
@@ -222,7 +233,25 @@ int main(int argc, char **argv) {
             continue;
         }
         unsigned long vr = strtoul(argv[a], &p, 10);
-        if (!strncmp(p, ":e=", 3) && nenum < MAXV) {
+        if (!strncmp(p, ":a=", 3) && narray < MAXV) {
+            array_vr[narray] = (fmi3ValueReference)vr;
+            size_t n = array_at[narray];
+            for (p += 3; n < MAXV; ++n) {
+                char *end;
+                array_v[n] = strtod(p, &end);
+                if (end == p) break;
+                p = *end == ',' ? end + 1 : end;
+                if (*end != ',') {
+                    ++n;
+                    break;
+                }
+            }
+            if (*p || n == array_at[narray]) {
+                fprintf(stderr, "bad start values %s\n", argv[a]);
+                return 2;
+            }
+            array_at[++narray] = n;
+        } else if (!strncmp(p, ":e=", 3) && nenum < MAXV) {
             enum_vr[nenum] = (fmi2ValueReference)vr;
             enum_v[nenum++] = atoll(p + 3);
         } else if (!strncmp(p, ":c=", 3) && nconfig < MAXV) {
@@ -302,14 +331,14 @@ int main(int argc, char **argv) {
             (nenum && fmi3SetInt64(pl.inst, enum_vr, nenum, enum_v, nenum) > fmi3Warning) ||
             (nint && fmi3SetInt32(pl.inst, int_vr, nint, ints, nint) > fmi3Warning) ||
             (nbool && fmi3SetBoolean(pl.inst, bool_vr, nbool, bools, nbool) > fmi3Warning) ||
-            fmi3ExitInitializationMode(pl.inst) > fmi3Warning) {
+            !arrays_set(&pl, array_vr, array_at, array_v, narray) || fmi3ExitInitializationMode(pl.inst) > fmi3Warning) {
             fprintf(stderr, "the FMU did not initialize\n");
             return 4;
         }
     } else {
         pl.inst = fmi2Instantiate("rt-bench", fmi2CoSimulation, argv[3], argv[2], &cb, fmi2False, fmi2False);
-        if (nenum || nconfig) {
-            fprintf(stderr, "VR:e= and VR:c= values are for FMI 3.0 FMUs (fmi3=NVALUES)\n");
+        if (nenum || nconfig || narray) {
+            fprintf(stderr, "VR:e=, VR:c= and VR:a= values are for FMI 3.0 FMUs (fmi3=NVALUES)\n");
             return 2;
         }
         if (!pl.inst || fmi2SetupExperiment(pl.inst, fmi2False, 0.0, 0.0, fmi2False, 0.0) > fmi2Warning ||
