@@ -8,10 +8,10 @@ be throttled by the kernel's real-time bandwidth limit for ~50 ms each second) a
 reports what it got (an unprivileged user gets SCHED_OTHER; run as root or with CAP_SYS_NICE for the real-time
 class). Each
 step is fmi2DoStep (fmi3DoStep) plus reading every Real (Float64) output, timed with CLOCK_MONOTONIC; the loop
-sleeps until the next period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Inputs are held at their start values,
-or written before every step as a rig's controller writes its output (``vary``: V0 + A·sin(2π·t), t the step's
-start time in s; the write is part of the step's time, and a changed input defeats the reuse of work keyed on
-it, such as an RK4 step's first derivative). Linux.
+sleeps until the next period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Inputs are held at
+their start values, or written before every step as a rig's controller writes its output (``vary``:
+V0 + A·sin(2π·t), t the step's start time in s; the write is part of the step's time, and a changed input defeats
+the reuse of work keyed on it, such as an RK4 step's first derivative). Linux.
 """
 from __future__ import annotations
 
@@ -219,7 +219,8 @@ def describe(name: str, report: dict) -> str:
              f"  memory locked: {'yes' if report['memory_locked'] else 'no (mlockall not permitted)'}; scheduling: "
              f"{sched}; CPU: {report['pinned_cpu'] if report['pinned_cpu'] >= 0 else 'not pinned'}",
              f"  step time ({calls} output): " + ", ".join(f"{label} {us[k]:.1f} µs" for k, label in TIMES),
-             f"  worst / median {report['max_ns'] / report['median_ns']:.2f}; real time × {dt / (report['median_ns'] * 1e-9):.0f} "
+             f"  worst / median {report['max_ns'] / report['median_ns']:.2f}; "
+             f"real time × {dt / (report['median_ns'] * 1e-9):.0f} "
              f"at the median, × {dt / (report['max_ns'] * 1e-9):.0f} at the worst step"
              + (f"; overruns (steps longer than the period): {report['overruns']}" if rate else "")]
     if report.get("varied_inputs"):

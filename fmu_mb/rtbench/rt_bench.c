@@ -15,8 +15,8 @@
  *   fmi3=NVALUES  an FMI 3.0 FMU (RESOURCES_URI is then its resource path, with the trailing separator; GUID its
  *            instantiation token): fmi3InstantiateCoSimulation, VR:c=V structural Int32 values set in configuration
  *            mode, VR=V Float64, VR:a=V1,V2,... Float64 arrays, VR:e=V Enumeration (fmi3SetInt64), VR:i=V Int32
- *            and VR:b=V Boolean values set in initialization mode, fmi3DoStep, and OUTPUT_VRS read by one fmi3GetFloat64 of NVALUES values (arrays
- *            count each element)
+ *            and VR:b=V Boolean values set in initialization mode, fmi3DoStep, and OUTPUT_VRS read by one
+ *            fmi3GetFloat64 of NVALUES values (arrays count each element)
  *   vary=VR,V0,A  a Real input written before every step, as a rig's controller writes its output: V0 + A sin(2 pi t)
  *            at the step's start time t (s; a 1 s period), all such inputs in one fmi2SetReal call, which the step's
  *            time includes. An input never written keeps its start value (the FMU may reuse work keyed on it)
@@ -331,7 +331,8 @@ int main(int argc, char **argv) {
             (nenum && fmi3SetInt64(pl.inst, enum_vr, nenum, enum_v, nenum) > fmi3Warning) ||
             (nint && fmi3SetInt32(pl.inst, int_vr, nint, ints, nint) > fmi3Warning) ||
             (nbool && fmi3SetBoolean(pl.inst, bool_vr, nbool, bools, nbool) > fmi3Warning) ||
-            !arrays_set(&pl, array_vr, array_at, array_v, narray) || fmi3ExitInitializationMode(pl.inst) > fmi3Warning) {
+            !arrays_set(&pl, array_vr, array_at, array_v, narray) ||
+            fmi3ExitInitializationMode(pl.inst) > fmi3Warning) {
             fprintf(stderr, "the FMU did not initialize\n");
             return 4;
         }
@@ -422,7 +423,8 @@ int main(int argc, char **argv) {
            "wall_s %.6f\nmedian_ns %lld\np99_ns %lld\np9999_ns %lld\nmax_ns %lld\nmean_ns %.1f\nmin_ns %lld\n"
            "overruns %ld\nvaried_inputs %zu\nfmi_version %d\nstatus %d\n",
            locked, fifo, pinned ? cpu : -1, done, rate, dt, wall, (long long)AT(0.5), (long long)AT(0.99),
-           (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, nvary, v3 ? 3 : 2, worst);
+           (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, nvary, v3 ? 3 : 2,
+           worst);
     free(t_ns);
     return worst > fmi2Warning ? 5 : 0;
 }

@@ -49,24 +49,19 @@ static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String c
 
 #define MAXV 65536
 
-/* The calls of one version the steps make, and what one cycle's stepping needs and counted. */
+/* The calls the steps make, looked up by their name in the FMU's version. */
+enum { SET, STEP, GET, TIME, STATES, DERIVATIVES, COMPLETED, NCALLS };
+static const char *const CALLS[2][NCALLS] = {
+    {"fmi2SetReal", "fmi2DoStep", "fmi2GetReal", "fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives",
+     "fmi2CompletedIntegratorStep"},
+    {"fmi3SetFloat64", "fmi3DoStep", "fmi3GetFloat64", "fmi3SetTime", "fmi3SetContinuousStates",
+     "fmi3GetContinuousStateDerivatives", "fmi3CompletedIntegratorStep"}};
+
+/* What one cycle's stepping needs and what it counted. */
 typedef struct {
     int v3;
     void *s;
-    fmi2SetRealTYPE *set2;
-    fmi2DoStepTYPE *step2;
-    fmi2GetRealTYPE *get2;
-    fmi2SetTimeTYPE *time2;
-    fmi2SetContinuousStatesTYPE *states2;
-    fmi2GetDerivativesTYPE *derivatives2;
-    fmi2CompletedIntegratorStepTYPE *completed2;
-    fmi3SetFloat64TYPE *set3;
-    fmi3DoStepTYPE *step3;
-    fmi3GetFloat64TYPE *get3;
-    fmi3SetTimeTYPE *time3;
-    fmi3SetContinuousStatesTYPE *states3;
-    fmi3GetContinuousStateDerivativesTYPE *derivatives3;
-    fmi3CompletedIntegratorStepTYPE *completed3;
+    void *fn[NCALLS];
     long (*calls)(void);
     int steps;
     size_t nout, nvalues, nx;
@@ -76,41 +71,49 @@ typedef struct {
     int failed;
 } Cycle;
 
+#define CALL2(c, k, T) ((T *)(c)->fn[k])   /* the call k of the version with its standard type */
+#define CALL3 CALL2
+
 static int set_input(Cycle *c, double v) {
-    return c->v3 ? (int)c->set3(c->s, &c->in, 1, &v, 1) : (int)c->set2(c->s, &c->in, 1, &v);
+    return c->v3 ? (int)CALL3(c, SET, fmi3SetFloat64TYPE)(c->s, &c->in, 1, &v, 1)
+                 : (int)CALL2(c, SET, fmi2SetRealTYPE)(c->s, &c->in, 1, &v);
 }
 
 static int do_step(Cycle *c, double t, double h) {
-    if (!c->v3) return (int)c->step2(c->s, t, h, fmi2True);
+    if (!c->v3) return (int)CALL2(c, STEP, fmi2DoStepTYPE)(c->s, t, h, fmi2True);
     fmi3Boolean event, stop, early;
     fmi3Float64 reached;
-    return (int)c->step3(c->s, t, h, fmi3True, &event, &stop, &early, &reached);
+    return (int)CALL3(c, STEP, fmi3DoStepTYPE)(c->s, t, h, fmi3True, &event, &stop, &early, &reached);
 }
 
 static void get_outputs(Cycle *c) {
     if (c->v3)
-        c->get3(c->s, c->vrs, c->nout, c->out, c->nvalues);
+        CALL3(c, GET, fmi3GetFloat64TYPE)(c->s, c->vrs, c->nout, c->out, c->nvalues);
     else
-        c->get2(c->s, c->vrs, c->nout, c->out);
+        CALL2(c, GET, fmi2GetRealTYPE)(c->s, c->vrs, c->nout, c->out);
 }
 
-static int set_time(Cycle *c, double t) { return c->v3 ? (int)c->time3(c->s, t) : (int)c->time2(c->s, t); }
+static int set_time(Cycle *c, double t) {
+    return c->v3 ? (int)CALL3(c, TIME, fmi3SetTimeTYPE)(c->s, t) : (int)CALL2(c, TIME, fmi2SetTimeTYPE)(c->s, t);
+}
 
 static int set_states(Cycle *c, const double *x) {
-    return c->v3 ? (int)c->states3(c->s, x, c->nx) : (int)c->states2(c->s, x, c->nx);
+    return c->v3 ? (int)CALL3(c, STATES, fmi3SetContinuousStatesTYPE)(c->s, x, c->nx)
+                 : (int)CALL2(c, STATES, fmi2SetContinuousStatesTYPE)(c->s, x, c->nx);
 }
 
 static int get_derivatives(Cycle *c) {
-    return c->v3 ? (int)c->derivatives3(c->s, c->dx, c->nx) : (int)c->derivatives2(c->s, c->dx, c->nx);
+    return c->v3 ? (int)CALL3(c, DERIVATIVES, fmi3GetContinuousStateDerivativesTYPE)(c->s, c->dx, c->nx)
+                 : (int)CALL2(c, DERIVATIVES, fmi2GetDerivativesTYPE)(c->s, c->dx, c->nx);
 }
 
 static int completed(Cycle *c) {
     if (c->v3) {
         fmi3Boolean enter_event, terminate;
-        return (int)c->completed3(c->s, fmi3True, &enter_event, &terminate);
+        return (int)CALL3(c, COMPLETED, fmi3CompletedIntegratorStepTYPE)(c->s, fmi3True, &enter_event, &terminate);
     }
     fmi2Boolean enter_event, terminate;
-    return (int)c->completed2(c->s, fmi2True, &enter_event, &terminate);
+    return (int)CALL2(c, COMPLETED, fmi2CompletedIntegratorStepTYPE)(c->s, fmi2True, &enter_event, &terminate);
 }
 
 /* One step of the cycle (co-simulation or Model Exchange by explicit Euler); 0 on failure. */
@@ -185,7 +188,7 @@ static void *start2(void *lib, Cycle *cy, const char *guid, const char *resource
     fmi2Component s = fmi2Instantiate("cycle", cy->nx ? fmi2ModelExchange : fmi2CoSimulation, guid, resources, &cb,
                                       fmi2False, fmi2False);
     if (!s || fmi2SetupExperiment(s, fmi2False, 0.0, 0.0, fmi2False, 0.0) > WARNING ||
-        (nreal && cy->set2(s, real_vr, nreal, real_v) > WARNING) ||
+        (nreal && CALL2(cy, SET, fmi2SetRealTYPE)(s, real_vr, nreal, real_v) > WARNING) ||
         (nint && fmi2SetInteger(s, int_vr, nint, int_v) > WARNING) || fmi2EnterInitializationMode(s) > WARNING ||
         fmi2ExitInitializationMode(s) > WARNING ||
         (cy->nx && (fmi2EnterContinuousTimeMode(s) > WARNING || fmi2GetContinuousStates(s, cy->x, cy->nx) > WARNING)))
@@ -215,43 +218,33 @@ static void *start3(void *lib, Cycle *cy, const char *token, const char *resourc
     fmi3Boolean update = fmi3True, stop, nominals, values, next_defined = fmi3False;
     fmi3Float64 next_time;
     if (!s || fmi3EnterInitializationMode(s, fmi3False, 0.0, 0.0, fmi3False, 0.0) > WARNING ||
-        (nreal && cy->set3(s, real_vr, nreal, real_v, nreal) > WARNING) ||
+        (nreal && CALL3(cy, SET, fmi3SetFloat64TYPE)(s, real_vr, nreal, real_v, nreal) > WARNING) ||
         (nenum && fmi3SetInt64(s, enum_vr, nenum, enums, nenum) > WARNING) || fmi3ExitInitializationMode(s) > WARNING ||
-        (cy->nx && (fmi3UpdateDiscreteStates(s, &update, &stop, &nominals, &values, &next_defined, &next_time) > WARNING ||
+        (cy->nx && (fmi3UpdateDiscreteStates(s, &update, &stop, &nominals, &values, &next_defined,
+                                             &next_time) > WARNING ||
                     fmi3EnterContinuousTimeMode(s) > WARNING || fmi3GetContinuousStates(s, cy->x, cy->nx) > WARNING)))
         return NULL;
     return s;
 }
 
-/* A state saved, restored and freed, then terminate and free; 0 if the state did not round-trip. */
+/* A state saved, restored and freed, then terminate and free; 0 if the state did not round-trip. The calls have the
+ * same shape in both versions (an instance, a state that is a pointer, an int-sized status): one body for both. */
 static int finish(void *lib, int v3, void *s) {
-    static int resolved;
-    int ok;
-    if (v3) {
-        FN3(fmi3GetFMUState);
-        FN3(fmi3SetFMUState);
-        FN3(fmi3FreeFMUState);
-        FN3(fmi3Terminate);
-        FN3(fmi3FreeInstance);
-        resolved = 1;
-        fmi3FMUState st = NULL;
-        ok = fmi3GetFMUState(s, &st) <= WARNING && fmi3SetFMUState(s, st) <= WARNING &&
-             fmi3FreeFMUState(s, &st) <= WARNING;
-        fmi3Terminate(s);
-        fmi3FreeInstance(s);
-    } else {
-        FN2(fmi2GetFMUstate);
-        FN2(fmi2SetFMUstate);
-        FN2(fmi2FreeFMUstate);
-        FN2(fmi2Terminate);
-        FN2(fmi2FreeInstance);
-        resolved = 1;
-        fmi2FMUstate st = NULL;
-        ok = fmi2GetFMUstate(s, &st) <= WARNING && fmi2SetFMUstate(s, st) <= WARNING &&
-             fmi2FreeFMUstate(s, &st) <= WARNING;
-        fmi2Terminate(s);
-        fmi2FreeInstance(s);
-    }
+    static const char *const names[2][5] = {
+        {"fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate", "fmi2Terminate", "fmi2FreeInstance"},
+        {"fmi3GetFMUState", "fmi3SetFMUState", "fmi3FreeFMUState", "fmi3Terminate", "fmi3FreeInstance"}};
+    static void *fn[2][5];
+    for (int k = 0; k < 5; ++k)
+        if (!fn[v3][k]) fn[v3][k] = dlsym(lib, names[v3][k]);
+    int (*get_state)(void *, void **) = (int (*)(void *, void **))fn[v3][0];
+    int (*set_state)(void *, void *) = (int (*)(void *, void *))fn[v3][1];
+    int (*free_state)(void *, void **) = (int (*)(void *, void **))fn[v3][2];
+    int (*terminate)(void *) = (int (*)(void *))fn[v3][3];
+    void (*free_instance)(void *) = (void (*)(void *))fn[v3][4];
+    void *st = NULL;
+    int ok = get_state(s, &st) <= WARNING && set_state(s, st) <= WARNING && free_state(s, &st) <= WARNING;
+    terminate(s);
+    free_instance(s);
     return ok;
 }
 
@@ -312,29 +305,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "too many values, or VR:e= values for an FMI 2.0 FMU\n");
         return 2;
     }
-    if (cy.v3) {
-        cy.set3 = (fmi3SetFloat64TYPE *)dlsym(lib, "fmi3SetFloat64");
-        cy.step3 = (fmi3DoStepTYPE *)dlsym(lib, "fmi3DoStep");
-        cy.get3 = (fmi3GetFloat64TYPE *)dlsym(lib, "fmi3GetFloat64");
-        cy.time3 = (fmi3SetTimeTYPE *)dlsym(lib, "fmi3SetTime");
-        cy.states3 = (fmi3SetContinuousStatesTYPE *)dlsym(lib, "fmi3SetContinuousStates");
-        cy.derivatives3 = (fmi3GetContinuousStateDerivativesTYPE *)dlsym(lib, "fmi3GetContinuousStateDerivatives");
-        cy.completed3 = (fmi3CompletedIntegratorStepTYPE *)dlsym(lib, "fmi3CompletedIntegratorStep");
-    } else {
-        cy.set2 = (fmi2SetRealTYPE *)dlsym(lib, "fmi2SetReal");
-        cy.step2 = (fmi2DoStepTYPE *)dlsym(lib, "fmi2DoStep");
-        cy.get2 = (fmi2GetRealTYPE *)dlsym(lib, "fmi2GetReal");
-        cy.time2 = (fmi2SetTimeTYPE *)dlsym(lib, "fmi2SetTime");
-        cy.states2 = (fmi2SetContinuousStatesTYPE *)dlsym(lib, "fmi2SetContinuousStates");
-        cy.derivatives2 = (fmi2GetDerivativesTYPE *)dlsym(lib, "fmi2GetDerivatives");
-        cy.completed2 = (fmi2CompletedIntegratorStepTYPE *)dlsym(lib, "fmi2CompletedIntegratorStep");
-    }
-    if (cy.v3 ? !(cy.set3 && cy.step3 && cy.get3) : !(cy.set2 && cy.step2 && cy.get2)) {
+    for (int k = 0; k < NCALLS; ++k) cy.fn[k] = dlsym(lib, CALLS[cy.v3][k]);
+    if (!(cy.fn[SET] && cy.fn[STEP] && cy.fn[GET])) {
         fprintf(stderr, "no co-simulation interface of FMI %d\n", cy.v3 ? 3 : 2);
         return 3;
     }
-    if (cy.nx && (cy.v3 ? !(cy.time3 && cy.states3 && cy.derivatives3 && cy.completed3)
-                        : !(cy.time2 && cy.states2 && cy.derivatives2 && cy.completed2))) {
+    if (cy.nx && !(cy.fn[TIME] && cy.fn[STATES] && cy.fn[DERIVATIVES] && cy.fn[COMPLETED])) {
         fprintf(stderr, "no Model Exchange interface for %zu states\n", cy.nx);
         return 3;
     }
