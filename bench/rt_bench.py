@@ -66,6 +66,23 @@ def _checked(run_report: dict, model: str, label: str, steps: int) -> dict:
     return run_report
 
 
+def _detail_rows(fmus: dict, mds: dict, models: list, steps: int, rate: float, label: str, settings: set,
+                 step: float | None = None, written: bool = False) -> list:
+    """One table's rows: every model at its most detailed options, ``steps`` steps at ``rate`` Hz (0: back to back,
+    communication steps of ``step`` s, default 1 ms), the drive inputs written every step if ``written``; the
+    harness's settings added to ``settings``, each row also shown on stderr as it comes."""
+    rows = []
+    dt = step or (1.0 / rate if rate else 1e-3)
+    for m in models:
+        md = mds[m]
+        r = _checked(run(fmus[m], steps, rate, None, typed_start(md, DETAIL[m], steps * dt), md, step=step,
+                         vary=drives(md) if written else None), m, label, steps)
+        settings.add(("paced" if rate else "back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
+        rows.append(_row(m, "detail", r))
+        print(rows[-1], file=sys.stderr, flush=True)
+    return rows
+
+
 def _row(name: str, label: str, r: dict) -> str:
     us = lambda k: r[k] / 1000.0                                  # noqa: E731
     dt = r["communication_step_s"]
@@ -90,12 +107,12 @@ def main(argv=None) -> int:
             given = Path(args.fmus) / f"{m}.fmu" if args.fmus else None
             fmus[m] = given if given and given.is_file() else \
                 build_native_fmu(m, Path(tmp), ["linux64"], validate=False, log=lambda s: None).path
+        mds = {m: model_description(fmus[m]) for m in args.models}
         rows, settings, detail_medians = [], set(), []
         for m in args.models:
-            md = model_description(fmus[m])
             for label, options in (("defaults", {}), ("detail", DETAIL[m])):
-                start = typed_start(md, options, args.steps * 1e-3)
-                r = _checked(run(fmus[m], args.steps, 0.0, None, start, md), m, label, args.steps)
+                start = typed_start(mds[m], options, args.steps * 1e-3)
+                r = _checked(run(fmus[m], args.steps, 0.0, None, start, mds[m]), m, label, args.steps)
                 settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
                 rows.append(_row(m, label, r))
                 if label == "detail":
@@ -108,39 +125,18 @@ def main(argv=None) -> int:
               "step, no FMU")
         print(head)
         print("\n".join(rows))
-        rows = []
-        for m in args.models:
-            md = model_description(fmus[m])
-            start = typed_start(md, DETAIL[m], args.steps * 1e-3)
-            r = _checked(run(fmus[m], args.steps, 0.0, None, start, md, vary=drives(md)), m, "drives written",
-                         args.steps)
-            rows.append(_row(m, "detail", r))
-            print(rows[-1], file=sys.stderr, flush=True)
+        rows = _detail_rows(fmus, mds, args.models, args.steps, 0.0, "drives written", settings, written=True)
         print(f"\nBack to back, the drive inputs written before every step (a rig's controller output; "
               f"start + 1e-3·sin(2π·t) N·m or N): {args.steps} steps of 1 ms, most detailed options, µs")
         print(head)
         print("\n".join(rows))
-        rows = []
-        for m in args.models:
-            md = model_description(fmus[m])
-            start = typed_start(md, DETAIL[m], args.paced_steps * 1e-3)
-            r = _checked(run(fmus[m], args.paced_steps, 1000.0, None, start, md, vary=drives(md)), m, "paced",
-                         args.paced_steps)
-            settings.add(("paced", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
-            rows.append(_row(m, "detail", r))
+        rows = _detail_rows(fmus, mds, args.models, args.paced_steps, 1000.0, "paced", settings, written=True)
         rows.append(_row("baseline", "fixed", baseline(typical, args.paced_steps, 1000.0, None)))
         print(f"\nPaced at 1 kHz, the drive inputs written before every step (the rig's case): {args.paced_steps} "
               "steps, most detailed options, µs")
         print(head)
         print("\n".join(rows))
-        rows = []
-        for m in args.models:
-            md = model_description(fmus[m])
-            start = typed_start(md, DETAIL[m], args.master_steps * 1e-2)
-            r = _checked(run(fmus[m], args.master_steps, 0.0, None, start, md, step=0.01), m, "10 ms",
-                         args.master_steps)
-            settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
-            rows.append(_row(m, "detail", r))
+        rows = _detail_rows(fmus, mds, args.models, args.master_steps, 0.0, "10 ms", settings, step=0.01)
         print(f"\nBack to back, 10 ms communication steps (a master's; issue 40's ≥ 100× real time at full detail): "
               f"{args.master_steps} steps, most detailed options, the FMU's default internal step, µs")
         print(head)
