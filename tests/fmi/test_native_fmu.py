@@ -192,7 +192,7 @@ def test_out_of_range_option_codes_are_refused_with_the_python_fmus_words(fmus, 
         inst.fmu.freeInstance()
     assert "invalid parameter: parameter 'model.link' must be one of 0 = rigid, 1 = flexible (got 7)" in \
         errors["python"], errors
-    assert "invalid parameter: parameter 'model.n_div' must be an integer in [1, 40] (got 0.0)" in errors["python"]
+    assert "invalid parameter: parameter 'model.n_div' must be an integer in [1, 40] (got 0)" in errors["python"]
     assert "invalid parameter: parameter 'model.support_z' must be a finite number in [10000, 1e+09] N/m " \
         "(got 10000000000.0)" in errors["python"], errors
     assert errors["native"] == errors["python"]

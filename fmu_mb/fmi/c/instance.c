@@ -59,8 +59,10 @@ int fmu_check_parameters(Instance *s) {
         if (!v->has_range || (v->min <= val && val <= v->max)) continue;
         if (v->role == FMU_MB_ROLE_OPTION && v->type == FMU_MB_TYPE_INTEGER && v->extra)
             FMU_ERROR(s, MSG_PARAMETER_CHOICE, v->name, v->extra, val);
-        else if (v->role == FMU_MB_ROLE_OPTION && v->type == FMU_MB_TYPE_INTEGER)
-            FMU_ERROR(s, MSG_PARAMETER_COUNT, v->name, v->min, v->max, fmu_repr(val, c));
+        else if (v->role == FMU_MB_ROLE_OPTION && v->type == FMU_MB_TYPE_INTEGER) {
+            snprintf(c, sizeof c, "%.0f", val);         /* an Integer variable: a whole number, written as one */
+            FMU_ERROR(s, MSG_PARAMETER_COUNT, v->name, v->min, v->max, c);
+        }
         else if (v->role == FMU_MB_ROLE_OPTION)
             FMU_ERROR(s, MSG_PARAMETER_VALUE, v->name, v->min, v->max, fmu_unit_suffix(v, unit), fmu_repr(val, c));
         else
