@@ -89,13 +89,16 @@ changed.
 RT_BENCH_DESCRIPTION = """Step a native co-simulation FMU (FMI 2.0 or 3.0) at a fixed rate, as a hardware-in-the-loop rig
 does, and report the distribution of its step times (fmi2DoStep or fmi3DoStep plus reading every output): median,
 p99, p99.99, max, overruns (steps longer than the period). A small C program (compiled on first use with cc) runs
-the loop: no Python in it; it locks its memory, asks for SCHED_FIFO and pins one CPU, and says what it got.
+the loop: no Python in it; it locks its memory, asks for SCHED_FIFO and pins one CPU, and says what it got. With
+--me, the FMU's Model Exchange interface is integrated by the program's own fixed-step solver instead, as a rig
+that imports an ME FMU integrates it (explicit: the stiff options need the co-simulation step's implicit methods).
 
     fmu-mb rt-bench dist/native/crane.fmu                                # 100000 steps at 1 kHz
     fmu-mb rt-bench dist/native/crane.fmu --set model.link=flexible model.friction=lugre
     fmu-mb rt-bench dist/native/five_axis.fmu --rate 0 --steps 1000000   # back to back: the distribution
     fmu-mb rt-bench dist/native/five_axis.fmu --rate 0 --step 0.01       # back to back, 10 ms steps
     fmu-mb rt-bench dist/native/five_axis.fmu --vary joint1.tau_drive=0.5   # an input written every step
+    fmu-mb rt-bench dist/native/five_axis.fmu --me rk4                   # Model Exchange, the rig's RK4
 """
 
 
@@ -239,7 +242,7 @@ def _rt_bench(args) -> int:
     if args.rate:
         print(f"{path.name}: {args.steps} steps at {args.rate:g} Hz take {args.steps / args.rate:.0f} s "
               "(--steps, or --rate 0 for back-to-back steps)", flush=True)
-    report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md, args.step, vary=vary)
+    report = rtbench.run(path, args.steps, args.rate, args.cpu, start, md, args.step, vary=vary, me=args.me)
     print(rtbench.describe(path.name, report), flush=True)
     if args.baseline:
         report["baseline"] = rtbench.baseline(report["median_ns"], args.steps, args.rate, args.cpu)
@@ -693,6 +696,7 @@ def parser() -> argparse.ArgumentParser:
                    "map and Bode plots from the inputs to the outputs (fmu_mb.report.modes)")
     n.set_defaults(func=_linearize, parser=n)
 
+    from .rtbench import ME_SOLVERS       # (standard library only: cheap at start-up)
     t = sub.add_parser("rt-bench", help="step a native FMU at a fixed rate as a HIL rig does: step-time "
                        "distribution and overruns", description=RT_BENCH_DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -714,6 +718,11 @@ def parser() -> argparse.ArgumentParser:
                    help="Real inputs written before every step, as a rig's controller writes them: start value + "
                         "AMPLITUDE·sin(2π·t), t in s (the write is timed with the step; a changing input defeats "
                         "the reuse of an RK4 step's first derivative, which held inputs allow)")
+    t.add_argument("--me", choices=list(ME_SOLVERS), metavar="SOLVER",
+                   help="integrate the FMU's Model Exchange interface instead, as a rig that imports an ME FMU does: "
+                        "with its fixed-step solver, euler (Simulink's ode1) or rk4 (ode4), one step per period; each "
+                        "stage sets the time and states and gets the derivatives, a step ends with "
+                        "CompletedIntegratorStep and the outputs read")
     t.add_argument("--baseline", action="store_true",
                    help="then run the same loop with each step a fixed computation of the FMU's median step time "
                         "(no FMU): the worst / median the machine itself adds to a step that never varies")

@@ -115,9 +115,56 @@ def test_an_fmi3_fmu_is_stepped_through_the_fmi3_calls(fmi3_fmus, capsys, tmp_pa
     assert code == 1 and r["steps"] == 2 and "fmi3DoStep from t = 0.001 s" in out, (out, err)
 
 
+@pytest.mark.parametrize("version", [2, 3])
+def test_model_exchange_is_integrated_by_the_harness_as_a_rig_does(native_fmus, fmi3_fmus, capsys, tmp_path, version):
+    """--me rk4: the harness integrates the FMU's Model Exchange interface with the classical RK4 at the period,
+    setting time and states at each stage. The five-axis tree's co-simulation step is RK4 at 1 ms too, so both
+    interfaces must end on the same outputs, bit for bit (2000 steps, two drives written every step: a wrong stage
+    state or weight, or an input written after the first stage, would show); explicit Euler is another method and ends elsewhere (measured 0.14 N on
+    a reaction force of 16 N). The outputs are read from the report (hexadecimal: exact)."""
+    fmu = (fmi3_fmus if version == 3 else native_fmus)["five_axis"].path
+    drives = ["--vary", "joint1.tau_drive=2", "joint3.tau_drive=0.5"]
+    reports = {}
+    for me in (None, "rk4", "euler"):
+        report = tmp_path / f"{me}.json"
+        code, out, err = _bench(capsys, fmu, "--rate", 0, "--steps", 2000, *drives, *(["--me", me] if me else []),
+                                "--json", report)
+        assert code == 0, err
+        reports[me] = json.loads(report.read_text())
+        assert reports[me]["model_exchange"] == {None: 0, "rk4": 4, "euler": 1}[me]
+        if me:
+            calls = "GetContinuousStateDerivatives" if version == 3 else "GetDerivatives"
+            assert f"step time ({me}: {reports[me]['model_exchange']} × (SetTime + SetContinuousStates + {calls})" \
+                   in out, out
+    cs, rk4, euler = (reports[k]["outputs"] for k in (None, "rk4", "euler"))
+    assert len(cs) > 20 and max(abs(v) for v in cs) > 1.0
+    assert rk4 == cs
+    assert 1e-3 < max(abs(a - b) for a, b in zip(euler, cs)) < 1.0
+
+
+def test_model_exchange_of_a_stiff_option_set_stops_with_the_fmus_message(native_fmus, capsys, tmp_path):
+    """The crane with its flexible jib, LuGre and the sprung base has modes no explicit 1 ms step follows: the
+    rig's Euler blows up within a few steps, the FMU refuses the state set or the step completed (keeping the
+    last good one), and rt-bench stops with its message, a hint at why, and exit status 1."""
+    report = tmp_path / "r.json"
+    code, out, err = _bench(capsys, native_fmus["crane"].path, "--rate", 0, "--steps", 1000, "--me", "euler",
+                            "--set", "model.link=flexible", "model.friction=lugre", "model.base=flexible", "--json",
+                            report)
+    r = json.loads(report.read_text())
+    assert code == 1 and r["status"] >= 3 and 1 <= r["steps"] < 1000 and r["outputs"] == [], (out, err)
+    assert "STOPPED" in out and "[crane] fmi2" in out and "kept" in out, out
+    assert "the rig's explicit euler at 1 ms" in out
+
+
+def test_an_unknown_rig_solver_is_refused_with_the_choices(native_fmus, capsys):
+    with pytest.raises(SystemExit) as stop:
+        _bench(capsys, native_fmus["five_axis"].path, "--me", "ode45")
+    assert stop.value.code == 2 and "invalid choice: 'ode45' (choose from 'euler', 'rk4')" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("case", ["python FMU", "no file", "not an FMU", "zero steps", "negative rate", "bad cpu",
                                   "unknown variable", "step with a rate", "vary a parameter", "vary an output",
-                                  "vary without amplitude", "vary by nan", "vary unknown"])
+                                  "vary without amplitude", "vary by nan", "vary unknown", "me of a python FMU"])
 def test_what_rt_bench_cannot_do_is_refused_in_one_line(fmus, native_fmus, capsys, tmp_path, case):
     native = native_fmus["five_axis"].path
     junk = tmp_path / "junk.fmu"
@@ -136,6 +183,7 @@ def test_what_rt_bench_cannot_do_is_refused_in_one_line(fmus, native_fmus, capsy
         "vary without amplitude": ([native, "--vary", "joint1.tau_drive"], "expected NAME=AMPLITUDE"),
         "vary by nan": ([native, "--vary", "joint1.tau_drive=nan"], "must be a finite number"),
         "vary unknown": ([native, "--vary", "joint9.tau_drive=1"], "not a variable of five_axis"),
+        "me of a python FMU": ([fmus["five_axis"].path, "--me", "rk4"], "this one offers no Model Exchange"),
     }[case]
     code, out, err = _bench(capsys, *argv)
     assert code == 2 and expect in err and len(err.strip().splitlines()) == 1, err

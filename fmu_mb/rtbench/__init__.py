@@ -11,7 +11,11 @@ step is fmi2DoStep (fmi3DoStep) plus reading every Real (Float64) output, timed 
 sleeps until the next period (absolute clock_nanosleep), or runs back to back with ``rate=0``. Inputs are held at
 their start values, or written before every step as a rig's controller writes its output (``vary``:
 V0 + A·sin(2π·t), t the step's start time in s; the write is part of the step's time, and a changed input defeats
-the reuse of work keyed on it, such as an RK4 step's first derivative). Linux.
+the reuse of work keyed on it, such as an RK4 step's first derivative). With ``me``, the FMU's Model Exchange
+interface instead, integrated by the harness with a rig's fixed-step explicit solver (Euler or classical RK4, one
+step per period: each stage sets the time and states and gets the derivatives; the step ends with the new time and
+states set, CompletedIntegratorStep and the outputs read); its RK4 gives the co-simulation RK4 step's numbers bit for
+bit (tests/test_rt_bench.py). Linux.
 """
 from __future__ import annotations
 
@@ -123,21 +127,35 @@ def vary_args(md, start: dict, vary: dict) -> list:
     return args
 
 
+#: the rig's fixed-step solvers for a Model Exchange FMU (``run(me=...)``): name -> the harness's code (its stages)
+ME_SOLVERS = {"euler": 1, "rk4": 4}
+
+
 def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None, start: dict | None = None,
-        md=None, step: float | None = None, launcher: tuple = (), vary: dict | None = None) -> dict:
+        md=None, step: float | None = None, launcher: tuple = (), vary: dict | None = None,
+        me: str | None = None) -> dict:
     """Step the native FMU ``fmu`` ``steps`` times at ``rate`` Hz (0: back to back, communication steps of ``step``
     s, default 1 ms) on ``cpu`` (None: the last one) with typed ``start`` values; the inputs ``vary`` {name:
-    amplitude} written before every step (V0 + A·sin(2π·t)); the harness's report as a dict (ints and floats).
-    ``launcher``: a command the harness runs under (bench/native_profile.py: perf record)."""
+    amplitude} written before every step (V0 + A·sin(2π·t)); the harness's report as a dict (ints and floats;
+    ``outputs``: the Real outputs after the last step, in the model description's order). ``me``: its Model
+    Exchange interface integrated by the harness with that fixed-step solver (:data:`ME_SOLVERS`), as a rig that
+    imports an ME FMU does, instead of its co-simulation step. ``launcher``: a command the harness runs under
+    (bench/native_profile.py: perf record)."""
     if step is not None and (rate or not 0.0 < step < float("inf")):
         raise UserError(f"the communication step of a back-to-back run (rate 0) must be > 0 s; a paced run's is "
                         f"1/rate (got step {step:g} s at rate {rate:g} Hz)", 2)
+    if me is not None and me not in ME_SOLVERS:
+        raise UserError(f"the rig's solver for Model Exchange is one of {', '.join(ME_SOLVERS)} (got {me!r})", 2)
     from ..runs import model_description
     if not sys.platform.startswith("linux"):
         raise UserError("rt-bench runs on Linux (clock_nanosleep, mlockall, SCHED_FIFO)", 1)
     md = md or model_description(fmu)
-    if md.coSimulation is None:
-        raise UserError(f"{fmu}: rt-bench steps co-simulation FMUs; this one offers none", 2)
+    interface = md.modelExchange if me else md.coSimulation
+    if interface is None:
+        raise UserError(f"{fmu}: rt-bench {'integrates Model Exchange' if me else 'steps co-simulation'} FMUs here; "
+                        f"this one offers no {'Model Exchange' if me else 'co-simulation'}"
+                        + ("" if me or md.modelExchange is None else " (it offers Model Exchange: --me euler|rk4)"),
+                        2)
     if "pythonfmu" in (md.generationTool or ""):
         raise UserError(f"{fmu} is a Python FMU (it runs the Python interpreter in every step): rt-bench measures "
                         "native FMUs (fmu-mb build MODEL --kind native)", 2)
@@ -150,14 +168,14 @@ def run(fmu: Path, steps: int = 100_000, rate: float = 1000.0, cpu: int | None =
         with zipfile.ZipFile(fmu) as z:
             z.extractall(tmp)
         platform = "x86_64-linux" if fmi3 else "linux64"
-        binary = Path(tmp) / "binaries" / platform / f"{md.coSimulation.modelIdentifier}.so"
+        binary = Path(tmp) / "binaries" / platform / f"{interface.modelIdentifier}.so"
         if not binary.is_file():
             raise UserError(f"{fmu}: no binaries/{platform}/{binary.name} (an FMU for another platform?)", 2)
         resources = str(Path(tmp) / "resources") + "/" if fmi3 else (Path(tmp) / "resources").as_uri()
         return _harness([str(binary), resources, md.guid, str(steps), repr(float(rate)), str(cpu),
                          ",".join(str(v.valueReference) for v in outputs)] + _start_args(md, start or {})
-                        + ([f"step={step!r}"] if step else []) + varied + ([f"fmi3={values}"] if fmi3 else []),
-                        launcher)
+                        + ([f"step={step!r}"] if step else []) + varied + ([f"fmi3={values}"] if fmi3 else [])
+                        + ([f"me={ME_SOLVERS[me]},{md.numberOfContinuousStates}"] if me else []), launcher)
 
 
 def spin(iterations: int, steps: int = 100_000, rate: float = 1000.0, cpu: int | None = None) -> dict:
@@ -190,7 +208,10 @@ def _harness(args: list, launcher: tuple = ()) -> dict:
     report = {}
     for line in r.stdout.splitlines():
         key, _, value = line.partition(" ")
-        report[key] = float(value) if "." in value or "e" in value else int(value)
+        if key == "outputs":
+            report[key] = [float.fromhex(v) for v in value.split(",") if v]
+        else:
+            report[key] = float(value) if "." in value or "e" in value else int(value)
     if r.returncode == 5:
         report["error"] = said
     return report
@@ -210,7 +231,13 @@ def describe(name: str, report: dict) -> str:
     us = {k: report[k] / 1000.0 for k, _ in TIMES}
     dt = report["communication_step_s"]
     rate = report["rate_hz"]
-    calls = "fmi3DoStep + every Float64" if report.get("fmi_version") == 3 else "fmi2DoStep + every Real"
+    v3 = report.get("fmi_version") == 3
+    solver = next((k for k, c in ME_SOLVERS.items() if c == report.get("model_exchange")), None)
+    calls = "fmi3DoStep + every Float64" if v3 else "fmi2DoStep + every Real"
+    if solver:
+        calls = (f"{solver}: {ME_SOLVERS[solver]} × (SetTime + SetContinuousStates + "
+                 f"{'GetContinuousStateDerivatives' if v3 else 'GetDerivatives'}), CompletedIntegratorStep + every "
+                 f"{'Float64' if v3 else 'Real'}")
     pace = (f"at {rate:g} Hz" if rate else "back to back") + f" (communication step {dt * 1e3:g} ms)"
     sched = "SCHED_FIFO 80" if report["sched_fifo"] else \
         "SCHED_OTHER (back to back: a real-time class would be throttled by the kernel)" if not rate else \
@@ -229,4 +256,7 @@ def describe(name: str, report: dict) -> str:
     if report.get("status", 0) > 1:
         lines.append(f"  STOPPED: the FMU answered status {report['status']} after {report['steps']} steps: "
                      f"{report.get('error', '')}")
+        if solver:
+            lines.append(f"  (Model Exchange, the rig's explicit {solver} at {dt * 1e3:g} ms: where the options make "
+                         "the model stiff, its co-simulation step integrates it with implicit methods)")
     return "\n".join(lines)

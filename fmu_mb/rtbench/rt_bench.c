@@ -3,7 +3,7 @@
  * compiles this file with the C compiler and runs it.
  *
  * Usage: rt_bench BINARY RESOURCES_URI GUID STEPS RATE_HZ CPU OUTPUT_VRS [VR=V | VR:i=V | VR:b=V ...] [step=S]
- *                 [vary=VR,V0,A ...] [fmi3=NVALUES]
+ *                 [vary=VR,V0,A ...] [fmi3=NVALUES] [me=S,NX]
  *        rt_bench --spin N - STEPS RATE_HZ CPU ""   (the platform's baseline: each "step" is the same fixed
  *                 computation, N iterations of a dependent floating-point recurrence, in place of the FMU; no
  *                 outputs: an empty OUTPUT_VRS)
@@ -20,6 +20,12 @@
  *   vary=VR,V0,A  a Real input written before every step, as a rig's controller writes its output: V0 + A sin(2 pi t)
  *            at the step's start time t (s; a 1 s period), all such inputs in one fmi2SetReal call, which the step's
  *            time includes. An input never written keeps its start value (the FMU may reuse work keyed on it)
+ *   me=S,NX  Model Exchange instead of co-simulation, integrated by the harness as a rig's fixed-step solver does:
+ *            S = 1 explicit Euler (Simulink's ode1), S = 4 classical Runge-Kutta (ode4); NX continuous states (FMI
+ *            3.0: the FMU's own count, which its structural parameters set, replaces it). Each stage is fmi2SetTime, fmi2SetContinuousStates
+ *            and fmi2GetDerivatives (fmi3GetContinuousStateDerivatives); a step ends with the new time and states
+ *            set, fmi2CompletedIntegratorStep (an event it asks for is handled: event mode, discrete states until
+ *            none are needed, continuous-time mode) and the outputs read
  * What it asks of the system and what it got is reported: memory locked (mlockall), SCHED_FIFO priority 80 (when
  * paced), the CPU. Prints "key value" lines: the settings obtained, then the step times in ns (median, p99, p99.99,
  * max, mean), overruns (steps longer than the period) and the FMI status. The step-time array is allocated and
@@ -143,13 +149,129 @@ typedef struct {
     fmi3GetFloat64TYPE *get3;
     fmi3TerminateTYPE *terminate3;
     fmi3FreeInstanceTYPE *free3;
+    /* Model Exchange (me = 1 Euler, 4 RK4; 0: co-simulation): the harness integrates nx states */
+    int me;
+    size_t nx;
+    double *x, *xs, *k[4];
+    fmi2SetTimeTYPE *time2;
+    fmi2SetContinuousStatesTYPE *states2;
+    fmi2GetDerivativesTYPE *derivs2;
+    fmi2CompletedIntegratorStepTYPE *completed2;
+    fmi2EnterEventModeTYPE *event2;
+    fmi2NewDiscreteStatesTYPE *discrete2;
+    fmi2EnterContinuousTimeModeTYPE *continuous2;
+    fmi3SetTimeTYPE *time3;
+    fmi3SetContinuousStatesTYPE *states3;
+    fmi3GetContinuousStateDerivativesTYPE *derivs3;
+    fmi3CompletedIntegratorStepTYPE *completed3;
+    fmi3EnterEventModeTYPE *event3;
+    fmi3UpdateDiscreteStatesTYPE *discrete3;
+    fmi3EnterContinuousTimeModeTYPE *continuous3;
 } Plant;
 
 static int plant_set(const Plant *p, const fmi2ValueReference *vr, size_t n, const double *v) {
     return p->v3 ? (int)p->set3(p->inst, vr, n, v, n) : (int)p->set2(p->inst, vr, n, v);
 }
 
+/* Model Exchange: event mode, discrete states until none are needed, continuous-time mode (after the
+ * initialization, and where a completed step asks for an event). Its worst status. */
+static int plant_events(const Plant *p, int enter) {
+    int st = fmi2OK, more = 1;
+    if (p->v3) {
+        if (enter) st = (int)p->event3(p->inst);
+        for (int i = 0; more && st <= fmi2Warning && i < 100; ++i) {
+            fmi3Boolean need, stop, nominals, values, timed;
+            fmi3Float64 next;
+            int u = (int)p->discrete3(p->inst, &need, &stop, &nominals, &values, &timed, &next);
+            if (u > st) st = u;
+            if (stop) st = fmi2Error;
+            more = need;
+        }
+        if (st <= fmi2Warning) {
+            int c = (int)p->continuous3(p->inst);
+            if (c > st) st = c;
+        }
+        return st;
+    }
+    if (enter) st = (int)p->event2(p->inst);
+    for (int i = 0; more && st <= fmi2Warning && i < 100; ++i) {
+        fmi2EventInfo info;
+        int u = (int)p->discrete2(p->inst, &info);
+        if (u > st) st = u;
+        if (info.terminateSimulation) st = fmi2Error;
+        more = info.newDiscreteStatesNeeded;
+    }
+    if (st <= fmi2Warning) {
+        int c = (int)p->continuous2(p->inst);
+        if (c > st) st = c;
+    }
+    return st;
+}
+
+/* One stage of the rig's solver: dx = f(t, x), the time and states set first. */
+static int plant_derivatives(const Plant *p, double t, const double *x, double *dx) {
+    int st = p->v3 ? (int)p->time3(p->inst, t) : (int)p->time2(p->inst, t);
+    if (st <= fmi2Warning) {
+        int s = p->v3 ? (int)p->states3(p->inst, x, p->nx) : (int)p->states2(p->inst, x, p->nx);
+        if (s > st) st = s;
+    }
+    if (st <= fmi2Warning) {
+        int d = p->v3 ? (int)p->derivs3(p->inst, dx, p->nx) : (int)p->derivs2(p->inst, dx, p->nx);
+        if (d > st) st = d;
+    }
+    return st;
+}
+
+/* A fixed step of explicit Euler or classical RK4 from (t, p->x), then the new time and states set and the step
+ * completed. A derivative call answering Discard (not finite) or worse ends the step with that status. */
+static int plant_me_step(const Plant *p, double t, double h) {
+    size_t n = p->nx;
+    double *x = p->x, *xs = p->xs, **k = (double **)p->k;
+    int st = plant_derivatives(p, t, x, k[0]);
+    if (p->me == 4) {
+        static const double c[3] = {0.5, 0.5, 1.0};
+        for (int j = 0; j < 3 && st <= fmi2Warning; ++j) {
+            for (size_t i = 0; i < n; ++i) xs[i] = x[i] + c[j] * h * k[j][i];
+            int d = plant_derivatives(p, t + c[j] * h, xs, k[j + 1]);
+            if (d > st) st = d;
+        }
+        if (st > fmi2Warning) return st;
+        for (size_t i = 0; i < n; ++i) x[i] += h / 6.0 * (k[0][i] + 2.0 * k[1][i] + 2.0 * k[2][i] + k[3][i]);
+    } else {
+        if (st > fmi2Warning) return st;
+        for (size_t i = 0; i < n; ++i) x[i] += h * k[0][i];
+    }
+    int s = p->v3 ? (int)p->time3(p->inst, t + h) : (int)p->time2(p->inst, t + h);
+    if (s > st) st = s;
+    if (st <= fmi2Warning) {
+        s = p->v3 ? (int)p->states3(p->inst, x, n) : (int)p->states2(p->inst, x, n);
+        if (s > st) st = s;
+    }
+    if (st > fmi2Warning) return st;
+    int event, stop;
+    if (p->v3) {
+        fmi3Boolean e, f;
+        s = (int)p->completed3(p->inst, fmi3True, &e, &f);
+        event = e, stop = f;
+    } else {
+        fmi2Boolean e, f;
+        s = (int)p->completed2(p->inst, fmi2True, &e, &f);
+        event = e, stop = f;
+    }
+    if (s > st) st = s;
+    if (stop && st <= fmi2Warning) {
+        fprintf(stderr, "the FMU asked to terminate the simulation at t = %g s\n", t + h);
+        st = fmi2Error;
+    }
+    if (event && st <= fmi2Warning) {
+        s = plant_events(p, 1);
+        if (s > st) st = s;
+    }
+    return st;
+}
+
 static int plant_step(const Plant *p, double t, double dt) {
+    if (p->me) return plant_me_step(p, t, dt);
     if (!p->v3) return (int)p->step2(p->inst, t, dt, fmi2True);
     fmi3Boolean event, stop, early;
     fmi3Float64 reached;
@@ -199,8 +321,20 @@ int main(int argc, char **argv) {
         if (*p == ',') ++p;
     }
     double back_step = 1e-3;
+    int me = 0;
+    size_t me_nx = 0;
     for (int a = 8; a < argc; ++a) {
         char *p;
+        if (!strncmp(argv[a], "me=", 3)) {
+            me = (int)strtol(argv[a] + 3, &p, 10);
+            me_nx = *p == ',' ? (size_t)strtoul(p + 1, &p, 10) : 0;
+            if (*p || (me != 1 && me != 4) || me_nx < 1 || me_nx > MAXV) {
+                fprintf(stderr, "bad %s: me=S,NX with S 1 (Euler) or 4 (RK4) and 1 to %d continuous states\n",
+                        argv[a], MAXV);
+                return 2;
+            }
+            continue;
+        }
         if (!strncmp(argv[a], "step=", 5)) {
             back_step = strtod(argv[a] + 5, &p);
             if (*p || !(back_step > 0.0) || rate > 0.0) {
@@ -272,6 +406,10 @@ int main(int argc, char **argv) {
         }
     }
     int spin = !strcmp(argv[1], "--spin");
+    if (spin && me) {
+        fprintf(stderr, "--spin steps no FMU: me= does not apply\n");
+        return 2;
+    }
     void *lib = NULL;
     if (spin) {
         spin_n = atol(argv[2]);
@@ -300,7 +438,27 @@ int main(int argc, char **argv) {
     memset(t_ns, 0, (size_t)steps * sizeof *t_ns);             /* touched: no page fault in the loop */
 
     fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
-    Plant pl = {.v3 = v3, .set2 = fmi2SetReal, .step2 = fmi2DoStep, .get2 = fmi2GetReal};
+    Plant pl = {.v3 = v3, .set2 = fmi2SetReal, .step2 = fmi2DoStep, .get2 = fmi2GetReal, .me = me, .nx = me_nx};
+    static double me_x[MAXV], me_xs[MAXV], me_k[4][MAXV];
+    pl.x = me_x, pl.xs = me_xs;
+    for (int j = 0; j < 4; ++j) pl.k[j] = me_k[j];
+    if (me && v3) {
+        pl.time3 = (fmi3SetTimeTYPE *)need(lib, "fmi3SetTime");
+        pl.states3 = (fmi3SetContinuousStatesTYPE *)need(lib, "fmi3SetContinuousStates");
+        pl.derivs3 = (fmi3GetContinuousStateDerivativesTYPE *)need(lib, "fmi3GetContinuousStateDerivatives");
+        pl.completed3 = (fmi3CompletedIntegratorStepTYPE *)need(lib, "fmi3CompletedIntegratorStep");
+        pl.event3 = (fmi3EnterEventModeTYPE *)need(lib, "fmi3EnterEventMode");
+        pl.discrete3 = (fmi3UpdateDiscreteStatesTYPE *)need(lib, "fmi3UpdateDiscreteStates");
+        pl.continuous3 = (fmi3EnterContinuousTimeModeTYPE *)need(lib, "fmi3EnterContinuousTimeMode");
+    } else if (me) {
+        pl.time2 = (fmi2SetTimeTYPE *)need(lib, "fmi2SetTime");
+        pl.states2 = (fmi2SetContinuousStatesTYPE *)need(lib, "fmi2SetContinuousStates");
+        pl.derivs2 = (fmi2GetDerivativesTYPE *)need(lib, "fmi2GetDerivatives");
+        pl.completed2 = (fmi2CompletedIntegratorStepTYPE *)need(lib, "fmi2CompletedIntegratorStep");
+        pl.event2 = (fmi2EnterEventModeTYPE *)need(lib, "fmi2EnterEventMode");
+        pl.discrete2 = (fmi2NewDiscreteStatesTYPE *)need(lib, "fmi2NewDiscreteStates");
+        pl.continuous2 = (fmi2EnterContinuousTimeModeTYPE *)need(lib, "fmi2EnterContinuousTimeMode");
+    }
     if (v3) {
 #define FN3(name) name##TYPE *name = (name##TYPE *)need(lib, #name)
         FN3(fmi3InstantiateCoSimulation);
@@ -320,8 +478,13 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < nbool; ++i) bools[i] = bool_v[i] != 0;
         fmi3Int32 ints[MAXV];
         for (size_t i = 0; i < nint; ++i) ints[i] = (fmi3Int32)int_v[i];
-        pl.inst = fmi3InstantiateCoSimulation("rt-bench", argv[3], argv[2], fmi3False, fmi3False, fmi3False, fmi3False,
-                                              NULL, 0, NULL, logger3, NULL);
+        if (me) {
+            FN3(fmi3InstantiateModelExchange);
+            pl.inst = fmi3InstantiateModelExchange("rt-bench", argv[3], argv[2], fmi3False, fmi3False, NULL, logger3);
+        } else {
+            pl.inst = fmi3InstantiateCoSimulation("rt-bench", argv[3], argv[2], fmi3False, fmi3False, fmi3False,
+                                                  fmi3False, NULL, 0, NULL, logger3, NULL);
+        }
         if (!pl.inst ||
             (nconfig && (fmi3EnterConfigurationMode(pl.inst) > fmi3Warning ||
                          fmi3SetInt32(pl.inst, config_vr, nconfig, config_v, nconfig) > fmi3Warning ||
@@ -337,7 +500,8 @@ int main(int argc, char **argv) {
             return 4;
         }
     } else {
-        pl.inst = fmi2Instantiate("rt-bench", fmi2CoSimulation, argv[3], argv[2], &cb, fmi2False, fmi2False);
+        pl.inst = fmi2Instantiate("rt-bench", me ? fmi2ModelExchange : fmi2CoSimulation, argv[3], argv[2], &cb, fmi2False,
+                                  fmi2False);
         if (nenum || nconfig || narray) {
             fprintf(stderr, "VR:e=, VR:c= and VR:a= values are for FMI 3.0 FMUs (fmi3=NVALUES)\n");
             return 2;
@@ -351,6 +515,26 @@ int main(int argc, char **argv) {
             return 4;
         }
         nvalues = nout;
+    }
+    if (me) {                           /* event mode after the initialization: to continuous time, the states */
+        size_t n = me_nx;
+        int st = plant_events(&pl, 0);
+        if (v3 && st <= fmi2Warning) {
+            FN3(fmi3GetNumberOfContinuousStates);
+            st = (int)fmi3GetNumberOfContinuousStates(pl.inst, &n);
+        }
+        if (st > fmi2Warning || n < 1 || n > MAXV) {
+            fprintf(stderr, st > fmi2Warning ? "the FMU did not enter continuous-time mode\n"
+                                             : "the FMU has %zu continuous states (at most %d here)\n", n, MAXV);
+            return 4;
+        }
+        pl.nx = me_nx = n;
+        st = v3 ? (int)((fmi3GetContinuousStatesTYPE *)need(lib, "fmi3GetContinuousStates"))(pl.inst, me_x, n)
+                : (int)((fmi2GetContinuousStatesTYPE *)need(lib, "fmi2GetContinuousStates"))(pl.inst, me_x, n);
+        if (st > fmi2Warning) {
+            fprintf(stderr, "the FMU did not give its continuous states\n");
+            return 4;
+        }
     }
     /* What the system grants, asked for once everything is allocated and the FMU initialized (a memory lock
      * with MCL_FUTURE would make later allocations fail beyond RLIMIT_MEMLOCK); each reported. */
@@ -421,10 +605,13 @@ int main(int argc, char **argv) {
 #define AT(p) t_ns[(long)((p) * (double)(done - 1) + 0.5)]
     printf("memory_locked %d\nsched_fifo %d\npinned_cpu %d\nsteps %ld\nrate_hz %.17g\ncommunication_step_s %.17g\n"
            "wall_s %.6f\nmedian_ns %lld\np99_ns %lld\np9999_ns %lld\nmax_ns %lld\nmean_ns %.1f\nmin_ns %lld\n"
-           "overruns %ld\nvaried_inputs %zu\nfmi_version %d\nstatus %d\n",
+           "overruns %ld\nvaried_inputs %zu\nfmi_version %d\nmodel_exchange %d\nstatus %d\n",
            locked, fifo, pinned ? cpu : -1, done, rate, dt, wall, (long long)AT(0.5), (long long)AT(0.99),
            (long long)AT(0.9999), (long long)t_ns[done - 1], mean, (long long)t_ns[0], overruns, nvary, v3 ? 3 : 2,
-           worst);
+           me, worst);
+    printf("outputs");                  /* the outputs after the last step that completed (hexadecimal: exact) */
+    for (size_t i = 0; i < nvalues && worst <= fmi2Warning; ++i) printf("%c%a", i ? ',' : ' ', out[i]);
+    printf("\n");
     free(t_ns);
     return worst > fmi2Warning ? 5 : 0;
 }
