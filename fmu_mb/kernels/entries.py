@@ -55,6 +55,8 @@ ENTRIES = {
     "gather_outputs_tree": Entry("outputs", "gather_outputs_tree", _GATHER, "void"),
     "gather_outputs_constrained": Entry("outputs", "gather_outputs_constrained", _GATHER, "void"),
     "fill_outputs": Entry("outputs", "fill_outputs", ("f8[::1]",) + _GATHER[4:], "void"),
+    "derivative_tree": Entry("outputs", "derivative_tree", _GATHER[:4], "void"),          # x, t, tau_drive, xdot
+    "derivative_constrained": Entry("outputs", "derivative_constrained", _GATHER[:4], "void"),
     # fmi2GetDirectionalDerivative: the complex-step Data (compiled.make_data(model, complex_step=True)), then
     # x, t, the direction along time vt, tau, the direction (vx, vtau, vbf), the output table, complex work vectors
     # xc, tc, fc, yc, and dxdot, dy (fmi3GetOutputDerivatives too: vx = ẋ, vt = 1)

@@ -5,7 +5,9 @@ constraint rows, see kernels.integrators on why there are two) run the staged pi
 (placements, q̈, reactions, friction, constraint forces) at state x and write every requested
 output into ``vals`` according to a spec table — one row per output value reference — so a
 co-simulation step costs one jitted call for its outputs. ``fill_outputs`` writes the table
-from the last evaluation without evaluating again.
+from the last evaluation without evaluating again. ``derivative_tree`` / ``derivative_constrained``
+evaluate ẋ alone, for a Model Exchange host's derivative calls (fmi2GetDerivatives): an integrator
+stage's derivative, the same bits as the gather's ẋ, without what only the outputs read.
 
 Spec columns: int64 ``kind`` (codes.OutputKind), ``a``, ``b``, float64 ``f[3]``; what a and b
 index for each kind is written by its resolver in fmu_mb.outputs (the output catalogue), the one
@@ -19,9 +21,9 @@ import math
 
 from numba import njit
 
-from .constrained import constrained_derivative
+from .constrained import constrained_derivative, constrained_stage_derivative, derivative_kept
 from .crba import crba
-from .dynamics import state_derivative
+from .dynamics import stage_derivative, state_derivative
 from .forces import elastic_energy, support_force
 from .kinematics import point_position, point_velocity
 from .rnea import bias_forces
@@ -51,6 +53,23 @@ def gather_outputs_constrained(m, d, x, time, tau_drive, xdot, vr, kind, a, b, f
             uniqueness(m, d, d.uq_obj, d.uq_body)
             break
     fill_outputs(m, d, x, vr, kind, a, b, f, vals)
+
+
+@njit(cache=True, error_model="numpy")
+def derivative_tree(m, d, x, time, tau_drive, xdot):
+    """ẋ at x of a mechanism without constraint rows, as :func:`gather_outputs_tree` evaluates it (the same
+    bits), without the outputs: dynamics.stage_derivative (a frictionless tree's joint reactions left out). A
+    Model Exchange FMU answers fmi2GetDerivatives with it and evaluates the outputs only when they are read."""
+    stage_derivative(m, d, x, tau_drive, xdot)
+
+
+@njit(cache=True, error_model="numpy")
+def derivative_constrained(m, d, x, time, tau_drive, xdot):
+    """The same for a constrained mechanism: constrained.constrained_stage_derivative (no last reaction
+    pass), or the outputs' own ẋ when their evaluation was at exactly this state, time and inputs
+    (constrained.derivative_kept: the next step's first stage of a host that read the outputs)."""
+    if not derivative_kept(m, d, x, time, tau_drive, xdot):
+        constrained_stage_derivative(m, d, x, time, tau_drive, xdot)
 
 
 @njit(cache=True, error_model="numpy")

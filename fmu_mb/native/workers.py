@@ -20,10 +20,10 @@ from ..sources import importable_env
 #: both use in each): seconds each took in its worker on the team's 2-core machine, for the progress estimate
 GROUPS = ({"advance_constrained": 74, "gather_outputs_constrained": 7, "project": 1.7, "constraint_terms": 0.3,
            "anchor_offsets": 0.5, "static_equilibrium": 3.3, "holding_force": 0.3, "uniqueness": 0.3, "energies": 0.6,
-           "world_point": 0.3},
+           "world_point": 0.3, "derivative_constrained": 1.0},
           {"advance_tree": 60, "directional_derivative": 59, "gather_outputs_tree": 4.8, "rk4_step_limit": 10, "state_jacobian": 1.9,
            "fill_outputs": 0.3, "forward_kinematics": 0.3, "crba": 0.3, "passive_forces": 0.3, "support_forces": 0.4,
-           "rnea": 1.4, "rollback": 0.2, "read_record": 0.6, "write_record": 0.3})
+           "rnea": 1.4, "rollback": 0.2, "read_record": 0.6, "write_record": 0.3, "derivative_tree": 0.5})
 #: seconds to emit one group's object for one target (same machine: 5-8 s)
 EMIT_SECONDS = 8.0
 

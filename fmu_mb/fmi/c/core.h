@@ -34,6 +34,9 @@
 
 #define INSTANCE_MAGIC 0x464d554d424e4154ULL   /* marks a live Instance (fmi2Component checks) */
 
+/* Instance.dirty (Model Exchange): what is stale since the last evaluation */
+enum { FMU_DERIVATIVES_FRESH = 1, FMU_STALE = 2 };
+
 typedef struct StateBlob {
     uint64_t magic;
     size_t size;
@@ -63,8 +66,9 @@ typedef struct Instance {
     int n_params, n_inputs, n_outputs, n_locals;
     int *params, *inputs, *outputs, *locals;   /* value references by causality */
     int me;                            /* instantiated for Model Exchange (else co-simulation) */
-    int dirty;                         /* Model Exchange: time, states or inputs changed since the outputs and
-                                          derivatives were evaluated */
+    int dirty;                         /* Model Exchange: FMU_STALE (time, states or inputs changed since the
+                                          last evaluation), FMU_DERIVATIVES_FRESH (the derivatives evaluated alone
+                                          since: the outputs not), 0 (both evaluated) */
     void *model;                       /* the model's per-instance data (model.h) */
     StateBlob *states;
 } Instance;

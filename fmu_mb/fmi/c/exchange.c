@@ -7,7 +7,9 @@
  * perturbs every state to form its Jacobian) and has derivative 0.
  *
  *  - Inputs act at once (fmu_set: model_take_inputs); outputs and derivatives are evaluated when read after
- *    time, states or inputs changed (s->dirty).
+ *    time, states or inputs changed (s->dirty). fmi2GetDerivatives evaluates the derivatives alone (an
+ *    integrator's stages read nothing else; the same bits as the outputs' evaluation), the outputs (and
+ *    fmi2CompletedIntegratorStep's checks) the whole pipeline.
  *  - Derivatives that are not finite answer fmi2Discard (FMI 2.0: the integrator may retry with a smaller step).
  *  - fmi2CompletedIntegratorStep refuses an accepted step whose result the co-simulation step would refuse
  *    (model_problem: non-finite outputs, a state beyond the FMU's limits, a constraint violated beyond
@@ -33,7 +35,7 @@ int fmu_set_time(Instance *s, double t) {
         FMU_ERROR(s, MSG_ME_TIME, FMU_MB_TIME_LIMIT, fmu_repr(t, a), fmu_repr(s->t, b));
         return 0;
     }
-    if (t != s->t) s->dirty = 1;
+    if (t != s->t) s->dirty = FMU_STALE;
     s->t = t;
     return 1;
 }
@@ -45,7 +47,7 @@ int fmu_set_states(Instance *s, const double x[], size_t nx) {
         FMU_ERROR(s, "%s", why);
         return 0;
     }
-    s->dirty = 1;
+    s->dirty = FMU_STALE;
     return 1;
 }
 
@@ -65,7 +67,10 @@ int fmu_get_nominals(Instance *s, double x[], size_t nx) {
 fmi2Status fmu_get_derivatives(Instance *s, double dx[], size_t nx) {
     char a[32], name[64];
     if (!count_ok(s, nx)) return fmi2Error;
-    if (!fmu_evaluated(s)) return fmi2Error;
+    if (s->dirty == FMU_STALE) {                 /* the derivatives alone: the outputs when they are read */
+        if (!model_derivatives(s)) return fmi2Error;
+        s->dirty = FMU_DERIVATIVES_FRESH;
+    }
     int bad = model_get_derivatives(s, dx);
     if (bad < 0) return fmi2OK;
     int nbad = 0;

@@ -518,7 +518,7 @@ int fmu_set(Instance *s, const fmi2ValueReference vr[], size_t n, int type, cons
     /* Model Exchange: the inputs act at once on the derivatives and outputs (no step holds them) */
     if (any_input && s->me && s->ready && s->phase != FMU_MB_PHASE_INITIALIZATION) {
         if (!model_take_inputs(s)) return 0;
-        s->dirty = 1;
+        s->dirty = FMU_STALE;
     }
     return ok;
 }

@@ -523,15 +523,17 @@ int model_set_states(Instance *s, const double *x, char *why, size_t len) {
         snprintf(why, len, MSG_KERNEL_OUTPUTS_FAILED, s->call);
         return 0;
     }
-    for (int k = 0; k < FMU_MB_NSTATES; ++k) {
+    for (int k = 0; k < FMU_MB_NSTATES; ++k) {    /* (the words only for a refusal: an integrator calls this
+                                                       every stage, and formatting cost 30 % of an RK4 step) */
         int64_t i = r->slot[k];
-        snprintf(slot, sizeof slot, "state[%d]", k + 1);
         if (!isfinite(x[k])) {
+            snprintf(slot, sizeof slot, "state[%d]", k + 1);
             snprintf(why, len, MSG_ME_STATE_NOT_FINITE, s->call, slot, fmu_repr(x[k], a), s->t);
             return 0;
         }
         double lim = i < r->nv ? FMU_MB_COORDINATE_LIMIT : FMU_MB_RATE_LIMIT;
         if (i >= 0 && i < 2 * r->nv && fabs(x[k]) > lim) {
+            snprintf(slot, sizeof slot, "state[%d]", k + 1);
             snprintf(why, len, MSG_ME_STATE_BEYOND, s->call, slot, coordinate_name(r, i % r->nv, i >= r->nv, name),
                      fmu_repr(x[k], a), lim, s->t);
             return 0;
@@ -540,6 +542,19 @@ int model_set_states(Instance *s, const double *x, char *why, size_t len) {
     for (int k = 0; k < FMU_MB_NSTATES; ++k) {
         if (r->slot[k] >= 0) r->x[r->slot[k]] = x[k];
         else r->unused[k] = x[k];               /* kept as the integrator set it (its derivative is 0) */
+    }
+    return 1;
+}
+
+/* The derivatives alone at the current state and inputs, into the run's xdot (Model Exchange's derivative
+ * calls: kernels.outputs.derivative_*, the same bits as the outputs' evaluation, without the outputs). */
+int model_derivatives(Instance *s) {
+    Run *r = mechanism_of(s)->run;
+    int64_t res = 0;
+    if (!r || (r->constrained ? fmu_mb_derivative_constrained : fmu_mb_derivative_tree)(
+                  r->mb, r->db, r->x, r->nx, s->t, r->tau, r->nv, r->xdot, r->nx, &res) != 0) {
+        FMU_ERROR(s, MSG_KERNEL_OUTPUTS_FAILED, s->call);
+        return 0;
     }
     return 1;
 }

@@ -31,7 +31,10 @@ fmi2Status model_step_accepted(Instance *s, double t);
 void model_get_states(const Instance *s, double *x);
 /* New continuous states, every one checked before any is taken; 0 and why (the states unchanged). */
 int model_set_states(Instance *s, const double *x, char *why, size_t len);
-/* The derivatives of the states as last evaluated (model_evaluate); the first non-finite one's slot, or -1. */
+/* The derivatives alone at the current state and inputs (no outputs); 0: failed, logged. */
+int model_derivatives(Instance *s);
+/* The derivatives of the states as last evaluated (model_evaluate or model_derivatives); the first non-finite
+ * one's slot, or -1. */
 int model_get_derivatives(const Instance *s, double *dx);
 /* The inputs as set (s->values) in force at once (Model Exchange); 0: refused, logged, those in force kept. */
 int model_take_inputs(Instance *s);
