@@ -1,6 +1,7 @@
 """Step-time distribution of every mechanism's native FMU under the HIL harness (``fmu-mb rt-bench``).
 
-Run:  python bench/rt_bench.py [--fmus DIR] [--steps 1000000] [--paced-steps 30000] [--master-steps 30000] [--models crane ...]
+Run:  python bench/rt_bench.py [--fmus DIR] [--steps 1000000] [--paced-steps 30000] [--master-steps 30000]
+      [--me-steps 30000] [--models crane ...]
 
 For every model: its native FMU (linux64; built into a temporary folder unless ``--fmus`` holds
 ``<model>.fmu`` native FMUs) stepped by the C harness with 1 ms communication steps, reading every Real output
@@ -12,7 +13,9 @@ step as a rig's controller output has: no step reuses the outputs' derivative, w
 then the detailed options paced at 1 kHz over ``--paced-steps`` with the drives written (the rig's case: the caches
 cool between steps; overruns counted), and the detailed options back to back with 10 ms
 communication steps over ``--master-steps`` (a co-simulation master's step: issue 40's ≥ 100× real time at full
-detail is read there; the FMU's internal step stays its default). After the first two tables, the platform baseline
+detail is read there; the FMU's internal step stays its default); last, the Model Exchange interface integrated by
+the harness as a rig's RK4 at 1 ms (``--me rk4``, the drives written) over ``--me-steps``, defaults and most
+detailed options (those too stiff for an explicit 1 ms step say where they stop). After the first two tables, the platform baseline
 (``fmu_mb.rtbench.baseline``): the same loop with each step a fixed computation of the median of the detailed
 runs, no FMU, over as many steps: its worst/median is what the machine adds to a step that never varies (the
 floor under the FMUs' ratios; issue 40's determinism target is worst ≤ 2× median). The scheduling class and
@@ -83,6 +86,25 @@ def _detail_rows(fmus: dict, mds: dict, models: list, steps: int, rate: float, l
     return rows
 
 
+def _me_rows(fmus: dict, mds: dict, models: list, steps: int, settings: set) -> list:
+    """Model Exchange integrated by the harness (the rig's RK4 at 1 ms, ``--me rk4``), drives written every step,
+    at the defaults and the most detailed options; an option set whose stiffness an explicit 1 ms step cannot
+    follow stops early, and its row says after how many steps and why."""
+    rows = []
+    for m in models:
+        md = mds[m]
+        for label, options in (("defaults", {}), ("detail", DETAIL[m])):
+            r = run(fmus[m], steps, 0.0, None, typed_start(md, options, steps * 1e-3), md, vary=drives(md), me="rk4")
+            settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
+            if r.get("error") or r["steps"] < steps:
+                rows.append(f"{m:<13}{label:<9}  stops at step {r['steps']}: the options are stiff for an explicit "
+                            "1 ms step (the co-simulation step integrates them implicitly)")
+            else:
+                rows.append(_row(m, label, r))
+            print(rows[-1], file=sys.stderr, flush=True)
+    return rows
+
+
 def _row(name: str, label: str, r: dict) -> str:
     us = lambda k: r[k] / 1000.0                                  # noqa: E731
     dt = r["communication_step_s"]
@@ -97,6 +119,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=1_000_000)
     ap.add_argument("--paced-steps", type=int, default=30_000)
     ap.add_argument("--master-steps", type=int, default=30_000, help="10 ms steps back to back per model")
+    ap.add_argument("--me-steps", type=int, default=30_000, help="Model Exchange steps (the rig's RK4) per run")
     ap.add_argument("--models", nargs="+", default=registry.available())
     args = ap.parse_args(argv)
     head = f"{'model':<13}{'options':<9}{'median':>9}{'p99':>9}{'p99.99':>9}{'max':>9}{'max/med':>9}{'RT×med':>9}" \
@@ -139,6 +162,12 @@ def main(argv=None) -> int:
         rows = _detail_rows(fmus, mds, args.models, args.master_steps, 0.0, "10 ms", settings, step=0.01)
         print(f"\nBack to back, 10 ms communication steps (a master's; issue 40's ≥ 100× real time at full detail): "
               f"{args.master_steps} steps, most detailed options, the FMU's default internal step, µs")
+        print(head)
+        print("\n".join(rows))
+        rows = _me_rows(fmus, mds, args.models, args.me_steps, settings)
+        print(f"\nModel Exchange integrated by the rig's own RK4 at 1 ms (--me rk4: 4 × fmi2SetTime + "
+              f"fmi2SetContinuousStates + fmi2GetDerivatives, fmi2CompletedIntegratorStep + every Real output), the "
+              f"drive inputs written before every step: {args.me_steps} steps back to back, µs")
         print(head)
         print("\n".join(rows))
     print()
