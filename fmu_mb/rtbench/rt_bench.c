@@ -22,10 +22,10 @@
  *            time includes. An input never written keeps its start value (the FMU may reuse work keyed on it)
  *   me=S,NX  Model Exchange instead of co-simulation, integrated by the harness as a rig's fixed-step solver does:
  *            S = 1 explicit Euler (Simulink's ode1), S = 4 classical Runge-Kutta (ode4); NX continuous states (FMI
- *            3.0: the FMU's own count, which its structural parameters set, replaces it). Each stage is fmi2SetTime, fmi2SetContinuousStates
- *            and fmi2GetDerivatives (fmi3GetContinuousStateDerivatives); a step ends with the new time and states
- *            set, fmi2CompletedIntegratorStep (an event it asks for is handled: event mode, discrete states until
- *            none are needed, continuous-time mode) and the outputs read
+ *            3.0: the FMU's own count, which its structural parameters set, replaces it). Each stage is
+ *            fmi2SetTime, fmi2SetContinuousStates and fmi2GetDerivatives (fmi3GetContinuousStateDerivatives); a
+ *            step ends with the new time and states set, fmi2CompletedIntegratorStep (an event it asks for is
+ *            handled: event mode, discrete states until none are needed, continuous-time mode) and the outputs read
  * What it asks of the system and what it got is reported: memory locked (mlockall), SCHED_FIFO priority 80 (when
  * paced), the CPU. Prints "key value" lines: the settings obtained, then the step times in ns (median, p99, p99.99,
  * max, mean), overruns (steps longer than the period) and the FMI status. The step-time array is allocated and
@@ -153,21 +153,22 @@ typedef struct {
     int me;
     size_t nx;
     double *x, *xs, *k[4];
-    fmi2SetTimeTYPE *time2;
-    fmi2SetContinuousStatesTYPE *states2;
-    fmi2GetDerivativesTYPE *derivs2;
-    fmi2CompletedIntegratorStepTYPE *completed2;
-    fmi2EnterEventModeTYPE *event2;
-    fmi2NewDiscreteStatesTYPE *discrete2;
-    fmi2EnterContinuousTimeModeTYPE *continuous2;
-    fmi3SetTimeTYPE *time3;
-    fmi3SetContinuousStatesTYPE *states3;
-    fmi3GetContinuousStateDerivativesTYPE *derivs3;
-    fmi3CompletedIntegratorStepTYPE *completed3;
-    fmi3EnterEventModeTYPE *event3;
-    fmi3UpdateDiscreteStatesTYPE *discrete3;
-    fmi3EnterContinuousTimeModeTYPE *continuous3;
+    void *call[7];                      /* the ME calls of the FMU's version, in the order of ME_CALLS */
 } Plant;
+
+/* The Model Exchange calls a rig's solver makes, FMI 2.0 and 3.0 names (Plant.call: looked up once) */
+enum { ME_TIME, ME_STATES, ME_DERIVATIVES, ME_COMPLETED, ME_EVENT, ME_DISCRETE, ME_CONTINUOUS };
+static const char *const ME_CALLS[7][2] = {
+    {"fmi2SetTime", "fmi3SetTime"},
+    {"fmi2SetContinuousStates", "fmi3SetContinuousStates"},
+    {"fmi2GetDerivatives", "fmi3GetContinuousStateDerivatives"},
+    {"fmi2CompletedIntegratorStep", "fmi3CompletedIntegratorStep"},
+    {"fmi2EnterEventMode", "fmi3EnterEventMode"},
+    {"fmi2NewDiscreteStates", "fmi3UpdateDiscreteStates"},
+    {"fmi2EnterContinuousTimeMode", "fmi3EnterContinuousTimeMode"},
+};
+/* Plant p's Model Exchange call k as the function type `type` of its FMI version */
+#define ME_CALL(p, k, type) ((type##TYPE *)(p)->call[k])
 
 static int plant_set(const Plant *p, const fmi2ValueReference *vr, size_t n, const double *v) {
     return p->v3 ? (int)p->set3(p->inst, vr, n, v, n) : (int)p->set2(p->inst, vr, n, v);
@@ -178,45 +179,53 @@ static int plant_set(const Plant *p, const fmi2ValueReference *vr, size_t n, con
 static int plant_events(const Plant *p, int enter) {
     int st = fmi2OK, more = 1;
     if (p->v3) {
-        if (enter) st = (int)p->event3(p->inst);
+        if (enter) st = (int)ME_CALL(p, ME_EVENT, fmi3EnterEventMode)(p->inst);
         for (int i = 0; more && st <= fmi2Warning && i < 100; ++i) {
             fmi3Boolean need, stop, nominals, values, timed;
             fmi3Float64 next;
-            int u = (int)p->discrete3(p->inst, &need, &stop, &nominals, &values, &timed, &next);
+            int u = (int)ME_CALL(p, ME_DISCRETE, fmi3UpdateDiscreteStates)(p->inst, &need, &stop, &nominals, &values,
+                                                                           &timed, &next);
             if (u > st) st = u;
             if (stop) st = fmi2Error;
             more = need;
         }
         if (st <= fmi2Warning) {
-            int c = (int)p->continuous3(p->inst);
+            int c = (int)ME_CALL(p, ME_CONTINUOUS, fmi3EnterContinuousTimeMode)(p->inst);
             if (c > st) st = c;
         }
         return st;
     }
-    if (enter) st = (int)p->event2(p->inst);
+    if (enter) st = (int)ME_CALL(p, ME_EVENT, fmi2EnterEventMode)(p->inst);
     for (int i = 0; more && st <= fmi2Warning && i < 100; ++i) {
         fmi2EventInfo info;
-        int u = (int)p->discrete2(p->inst, &info);
+        int u = (int)ME_CALL(p, ME_DISCRETE, fmi2NewDiscreteStates)(p->inst, &info);
         if (u > st) st = u;
         if (info.terminateSimulation) st = fmi2Error;
         more = info.newDiscreteStatesNeeded;
     }
     if (st <= fmi2Warning) {
-        int c = (int)p->continuous2(p->inst);
+        int c = (int)ME_CALL(p, ME_CONTINUOUS, fmi2EnterContinuousTimeMode)(p->inst);
         if (c > st) st = c;
     }
     return st;
 }
 
+/* The time, then the continuous states set: their worst status. */
+static int plant_set_point(const Plant *p, double t, const double *x) {
+    int st = p->v3 ? (int)ME_CALL(p, ME_TIME, fmi3SetTime)(p->inst, t)
+                   : (int)ME_CALL(p, ME_TIME, fmi2SetTime)(p->inst, t);
+    if (st > fmi2Warning) return st;
+    int s = p->v3 ? (int)ME_CALL(p, ME_STATES, fmi3SetContinuousStates)(p->inst, x, p->nx)
+                  : (int)ME_CALL(p, ME_STATES, fmi2SetContinuousStates)(p->inst, x, p->nx);
+    return s > st ? s : st;
+}
+
 /* One stage of the rig's solver: dx = f(t, x), the time and states set first. */
 static int plant_derivatives(const Plant *p, double t, const double *x, double *dx) {
-    int st = p->v3 ? (int)p->time3(p->inst, t) : (int)p->time2(p->inst, t);
+    int st = plant_set_point(p, t, x);
     if (st <= fmi2Warning) {
-        int s = p->v3 ? (int)p->states3(p->inst, x, p->nx) : (int)p->states2(p->inst, x, p->nx);
-        if (s > st) st = s;
-    }
-    if (st <= fmi2Warning) {
-        int d = p->v3 ? (int)p->derivs3(p->inst, dx, p->nx) : (int)p->derivs2(p->inst, dx, p->nx);
+        int d = p->v3 ? (int)ME_CALL(p, ME_DERIVATIVES, fmi3GetContinuousStateDerivatives)(p->inst, dx, p->nx)
+                        : (int)ME_CALL(p, ME_DERIVATIVES, fmi2GetDerivatives)(p->inst, dx, p->nx);
         if (d > st) st = d;
     }
     return st;
@@ -241,21 +250,17 @@ static int plant_me_step(const Plant *p, double t, double h) {
         if (st > fmi2Warning) return st;
         for (size_t i = 0; i < n; ++i) x[i] += h * k[0][i];
     }
-    int s = p->v3 ? (int)p->time3(p->inst, t + h) : (int)p->time2(p->inst, t + h);
+    int s = plant_set_point(p, t + h, x);
     if (s > st) st = s;
-    if (st <= fmi2Warning) {
-        s = p->v3 ? (int)p->states3(p->inst, x, n) : (int)p->states2(p->inst, x, n);
-        if (s > st) st = s;
-    }
     if (st > fmi2Warning) return st;
     int event, stop;
     if (p->v3) {
         fmi3Boolean e, f;
-        s = (int)p->completed3(p->inst, fmi3True, &e, &f);
+        s = (int)ME_CALL(p, ME_COMPLETED, fmi3CompletedIntegratorStep)(p->inst, fmi3True, &e, &f);
         event = e, stop = f;
     } else {
         fmi2Boolean e, f;
-        s = (int)p->completed2(p->inst, fmi2True, &e, &f);
+        s = (int)ME_CALL(p, ME_COMPLETED, fmi2CompletedIntegratorStep)(p->inst, fmi2True, &e, &f);
         event = e, stop = f;
     }
     if (s > st) st = s;
@@ -442,23 +447,7 @@ int main(int argc, char **argv) {
     static double me_x[MAXV], me_xs[MAXV], me_k[4][MAXV];
     pl.x = me_x, pl.xs = me_xs;
     for (int j = 0; j < 4; ++j) pl.k[j] = me_k[j];
-    if (me && v3) {
-        pl.time3 = (fmi3SetTimeTYPE *)need(lib, "fmi3SetTime");
-        pl.states3 = (fmi3SetContinuousStatesTYPE *)need(lib, "fmi3SetContinuousStates");
-        pl.derivs3 = (fmi3GetContinuousStateDerivativesTYPE *)need(lib, "fmi3GetContinuousStateDerivatives");
-        pl.completed3 = (fmi3CompletedIntegratorStepTYPE *)need(lib, "fmi3CompletedIntegratorStep");
-        pl.event3 = (fmi3EnterEventModeTYPE *)need(lib, "fmi3EnterEventMode");
-        pl.discrete3 = (fmi3UpdateDiscreteStatesTYPE *)need(lib, "fmi3UpdateDiscreteStates");
-        pl.continuous3 = (fmi3EnterContinuousTimeModeTYPE *)need(lib, "fmi3EnterContinuousTimeMode");
-    } else if (me) {
-        pl.time2 = (fmi2SetTimeTYPE *)need(lib, "fmi2SetTime");
-        pl.states2 = (fmi2SetContinuousStatesTYPE *)need(lib, "fmi2SetContinuousStates");
-        pl.derivs2 = (fmi2GetDerivativesTYPE *)need(lib, "fmi2GetDerivatives");
-        pl.completed2 = (fmi2CompletedIntegratorStepTYPE *)need(lib, "fmi2CompletedIntegratorStep");
-        pl.event2 = (fmi2EnterEventModeTYPE *)need(lib, "fmi2EnterEventMode");
-        pl.discrete2 = (fmi2NewDiscreteStatesTYPE *)need(lib, "fmi2NewDiscreteStates");
-        pl.continuous2 = (fmi2EnterContinuousTimeModeTYPE *)need(lib, "fmi2EnterContinuousTimeMode");
-    }
+    for (int k = 0; me && k < 7; ++k) pl.call[k] = need(lib, ME_CALLS[k][v3]);
     if (v3) {
 #define FN3(name) name##TYPE *name = (name##TYPE *)need(lib, #name)
         FN3(fmi3InstantiateCoSimulation);
@@ -500,8 +489,8 @@ int main(int argc, char **argv) {
             return 4;
         }
     } else {
-        pl.inst = fmi2Instantiate("rt-bench", me ? fmi2ModelExchange : fmi2CoSimulation, argv[3], argv[2], &cb, fmi2False,
-                                  fmi2False);
+        pl.inst = fmi2Instantiate("rt-bench", me ? fmi2ModelExchange : fmi2CoSimulation, argv[3], argv[2], &cb,
+                                  fmi2False, fmi2False);
         if (nenum || nconfig || narray) {
             fprintf(stderr, "VR:e=, VR:c= and VR:a= values are for FMI 3.0 FMUs (fmi3=NVALUES)\n");
             return 2;
