@@ -131,8 +131,7 @@ def test_model_exchange_is_integrated_by_the_harness_as_a_rig_does(native_fmus, 
     stage, or derivatives that differ from the co-simulation stage's would show; three_loop's closed loops and
     Stribeck friction take the constrained derivative and its reuse of the outputs' evaluation). Explicit Euler is
     another method and ends elsewhere (measured: 0.14 N on a reaction force of 16 N of five_axis, 2e-4 on three_loop,
-    whose crank is programmed). The outputs are
-    read from the report (hexadecimal: exact)."""
+    whose crank is programmed). The outputs are read from the report (hexadecimal: exact)."""
     fmu = (fmi3_fmus if version == 3 else native_fmus)[model].path
     reports = {}
     for me in (None, "rk4", "euler"):
