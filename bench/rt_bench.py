@@ -15,7 +15,8 @@ cool between steps; overruns counted), and the detailed options back to back wit
 communication steps over ``--master-steps`` (a co-simulation master's step: issue 40's ≥ 100× real time at full
 detail is read there; the FMU's internal step stays its default); last, the Model Exchange interface integrated by
 the harness as a rig's RK4 at 1 ms (``--me rk4``, the drives written) over ``--me-steps``, defaults and most
-detailed options (those too stiff for an explicit 1 ms step say where they stop). After the first two tables, the platform baseline
+detailed options (those too stiff for an explicit 1 ms step say where they stop). After the first two tables, the
+platform baseline
 (``fmu_mb.rtbench.baseline``): the same loop with each step a fixed computation of the median of the detailed
 runs, no FMU, over as many steps: its worst/median is what the machine adds to a step that never varies (the
 floor under the FMUs' ratios; issue 40's determinism target is worst ≤ 2× median). The scheduling class and
@@ -69,6 +70,14 @@ def _checked(run_report: dict, model: str, label: str, steps: int) -> dict:
     return run_report
 
 
+def _add_row(rows: list, settings: set, name: str, label: str, r: dict, text: str | None = None) -> None:
+    """Append run report ``r``'s row (or ``text`` in its place) to ``rows`` and show it on stderr as it comes; the
+    harness's settings (paced or back to back, memory lock, scheduling class, CPU) added to ``settings``."""
+    settings.add(("paced" if r["rate_hz"] else "back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
+    rows.append(text or _row(name, label, r))
+    print(rows[-1], file=sys.stderr, flush=True)
+
+
 def _detail_rows(fmus: dict, mds: dict, models: list, steps: int, rate: float, label: str, settings: set,
                  step: float | None = None, written: bool = False) -> list:
     """One table's rows: every model at its most detailed options, ``steps`` steps at ``rate`` Hz (0: back to back,
@@ -80,9 +89,7 @@ def _detail_rows(fmus: dict, mds: dict, models: list, steps: int, rate: float, l
         md = mds[m]
         r = _checked(run(fmus[m], steps, rate, None, typed_start(md, DETAIL[m], steps * dt), md, step=step,
                          vary=drives(md) if written else None), m, label, steps)
-        settings.add(("paced" if rate else "back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
-        rows.append(_row(m, "detail", r))
-        print(rows[-1], file=sys.stderr, flush=True)
+        _add_row(rows, settings, m, "detail", r)
     return rows
 
 
@@ -95,13 +102,10 @@ def _me_rows(fmus: dict, mds: dict, models: list, steps: int, settings: set) -> 
         md = mds[m]
         for label, options in (("defaults", {}), ("detail", DETAIL[m])):
             r = run(fmus[m], steps, 0.0, None, typed_start(md, options, steps * 1e-3), md, vary=drives(md), me="rk4")
-            settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
-            if r.get("error") or r["steps"] < steps:
-                rows.append(f"{m:<13}{label:<9}  stops at step {r['steps']}: the options are stiff for an explicit "
-                            "1 ms step (the co-simulation step integrates them implicitly)")
-            else:
-                rows.append(_row(m, label, r))
-            print(rows[-1], file=sys.stderr, flush=True)
+            stopped = r.get("error") or r["steps"] < steps
+            _add_row(rows, settings, m, label, r, f"{m:<13}{label:<9}  stops at step {r['steps']}: the options are "
+                     "stiff for an explicit 1 ms step (the co-simulation step integrates them implicitly)"
+                     if stopped else None)
     return rows
 
 
@@ -136,11 +140,9 @@ def main(argv=None) -> int:
             for label, options in (("defaults", {}), ("detail", DETAIL[m])):
                 start = typed_start(mds[m], options, args.steps * 1e-3)
                 r = _checked(run(fmus[m], args.steps, 0.0, None, start, mds[m]), m, label, args.steps)
-                settings.add(("back to back", r["memory_locked"], r["sched_fifo"], r["pinned_cpu"]))
-                rows.append(_row(m, label, r))
+                _add_row(rows, settings, m, label, r)
                 if label == "detail":
                     detail_medians.append(r["median_ns"])
-                print(rows[-1], file=sys.stderr, flush=True)
         typical = sorted(detail_medians)[len(detail_medians) // 2]
         rows.append(_row("baseline", "fixed", baseline(typical, args.steps, 0.0, None)))
         print(f"Back to back: {args.steps} steps of 1 ms (fmi2DoStep + every Real output), µs; RT×: real-time "

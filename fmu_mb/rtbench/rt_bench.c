@@ -174,37 +174,39 @@ static int plant_set(const Plant *p, const fmi2ValueReference *vr, size_t n, con
     return p->v3 ? (int)p->set3(p->inst, vr, n, v, n) : (int)p->set2(p->inst, vr, n, v);
 }
 
+/* A Model Exchange call k whose only argument is the instance (ME_EVENT, ME_CONTINUOUS: the same signature in
+ * both versions). */
+static int plant_call(const Plant *p, int k) {
+    return p->v3 ? (int)ME_CALL(p, k, fmi3EnterEventMode)(p->inst) : (int)ME_CALL(p, k, fmi2EnterEventMode)(p->inst);
+}
+
+/* One update of the discrete states: its status; whether another is needed and whether the FMU asks to stop. */
+static int plant_discrete(const Plant *p, int *need, int *stop) {
+    if (p->v3) {
+        fmi3Boolean n, f, nominals, values, timed;
+        fmi3Float64 next;
+        int st = (int)ME_CALL(p, ME_DISCRETE, fmi3UpdateDiscreteStates)(p->inst, &n, &f, &nominals, &values, &timed,
+                                                                        &next);
+        *need = n, *stop = f;
+        return st;
+    }
+    fmi2EventInfo info;
+    int st = (int)ME_CALL(p, ME_DISCRETE, fmi2NewDiscreteStates)(p->inst, &info);
+    *need = info.newDiscreteStatesNeeded, *stop = info.terminateSimulation;
+    return st;
+}
+
 /* Model Exchange: event mode, discrete states until none are needed, continuous-time mode (after the
  * initialization, and where a completed step asks for an event). Its worst status. */
 static int plant_events(const Plant *p, int enter) {
-    int st = fmi2OK, more = 1;
-    if (p->v3) {
-        if (enter) st = (int)ME_CALL(p, ME_EVENT, fmi3EnterEventMode)(p->inst);
-        for (int i = 0; more && st <= fmi2Warning && i < 100; ++i) {
-            fmi3Boolean need, stop, nominals, values, timed;
-            fmi3Float64 next;
-            int u = (int)ME_CALL(p, ME_DISCRETE, fmi3UpdateDiscreteStates)(p->inst, &need, &stop, &nominals, &values,
-                                                                           &timed, &next);
-            if (u > st) st = u;
-            if (stop) st = fmi2Error;
-            more = need;
-        }
-        if (st <= fmi2Warning) {
-            int c = (int)ME_CALL(p, ME_CONTINUOUS, fmi3EnterContinuousTimeMode)(p->inst);
-            if (c > st) st = c;
-        }
-        return st;
-    }
-    if (enter) st = (int)ME_CALL(p, ME_EVENT, fmi2EnterEventMode)(p->inst);
+    int st = enter ? plant_call(p, ME_EVENT) : fmi2OK, more = 1;
     for (int i = 0; more && st <= fmi2Warning && i < 100; ++i) {
-        fmi2EventInfo info;
-        int u = (int)ME_CALL(p, ME_DISCRETE, fmi2NewDiscreteStates)(p->inst, &info);
+        int stop, u = plant_discrete(p, &more, &stop);
         if (u > st) st = u;
-        if (info.terminateSimulation) st = fmi2Error;
-        more = info.newDiscreteStatesNeeded;
+        if (stop) st = fmi2Error;
     }
     if (st <= fmi2Warning) {
-        int c = (int)ME_CALL(p, ME_CONTINUOUS, fmi2EnterContinuousTimeMode)(p->inst);
+        int c = plant_call(p, ME_CONTINUOUS);
         if (c > st) st = c;
     }
     return st;
