@@ -133,6 +133,7 @@ def keep_outputs_work(m, d, x, t, tau_drive, xdot):
     d.fs_t[0] = t
     d.pk_held[0] = 1
     d.fs_held[0] = 1
+    d.fs_last[0] = 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -184,7 +185,7 @@ def derivative_kept(m, d, x, t, tau_drive, xdot):
     forces, trajectories, row offsets, solver options and coordinate partition (the evaluation's inputs besides
     the Model; the partition decides the round-off of the solve); else False. An RK4 step's first stage reads
     nothing else of the evaluation (issue 40: at 1 ms communication steps with inputs held, one evaluation of
-    the five a step + outputs took)."""
+    the five a step + outputs took); a linearly implicit one asks :func:`evaluation_kept`."""
     if d.fs_held[0] == 0 or d.q_held[0] != 0 or not identical(t, d.fs_t[0]) or not _partition_kept(m, d):
         return False
     for i in range(x.shape[0]):
@@ -215,6 +216,16 @@ def derivative_kept(m, d, x, t, tau_drive, xdot):
         xdot[i] = d.fs_xdot[i]
     d.fs_hits[0] += 1
     return True
+
+
+@njit(cache=True, error_model="numpy")
+def evaluation_kept(m, d, x, t, tau_drive, xdot):
+    """:func:`derivative_kept`, where Data still holds that evaluation: no pass has run since (forward_kinematics
+    clears d.fs_last). A linearly implicit step's first stage reads more than ẋ: its stage matrix is built from
+    the evaluation's kinematics, M, C and partition, q̈ and friction loop (loads, slopes, sensitivities), all
+    the outputs' evaluation's at the same key (a stage derivative leaves the same bits: it only omits the last
+    reaction pass). With inputs held that is one evaluation of the two (ROS2) or four (ROS34PW2) of a step."""
+    return d.fs_last[0] != 0 and derivative_kept(m, d, x, t, tau_drive, xdot)
 
 
 @njit(cache=True, error_model="numpy")

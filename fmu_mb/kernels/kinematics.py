@@ -72,6 +72,7 @@ def forward_kinematics(m, d, q, v):
                                                   m.body_axis_k, m.body_R0, m.body_p0, m.body_dof)
     rotz = m.body_rot_z
     lR, lp, oR, op, w, vl, cw, cl = d.lR, d.lp, d.oR, d.op, d.w, d.vl, d.cw, d.cl
+    d.fs_last[0] = 0                # a new pass: Data no longer holds the outputs' evaluation (kernels.constrained)
     for i in range(nbody):
         jt = jtype[i]
         # local placement: joint frame placement times the joint motion

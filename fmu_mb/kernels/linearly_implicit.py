@@ -53,7 +53,7 @@ from numba import njit
 
 from ..codes import (BRISTLE_STEP_TOLERANCE, BRISTLE_SUBSTEP_DEPTH, ROS2_FALLBACK_TIME, ROS2_GAMMA_DAMPED,
                      SolverOption, Work)
-from .constrained import constrained_stage_derivative
+from .constrained import constrained_stage_derivative, evaluation_kept
 from .crba import crba
 from .dynamics import stage_derivative
 from .integrators import ALL_GROUPS, finite
@@ -133,7 +133,8 @@ def ros2_step_constrained(m, d, x, t, tau_drive, h):
     """One ROS2 step of size h (s) from time t of a constrained mechanism, x in place, then the
     projection if the solver asks for it."""
     d.work[Work.STEPS] += 1
-    constrained_stage_derivative(m, d, x, t, tau_drive, d.k3)     # leaves M, C and the partition of x
+    if not evaluation_kept(m, d, x, t, tau_drive, d.k3):         # (the outputs' evaluation at this key)
+        constrained_stage_derivative(m, d, x, t, tau_drive, d.k3)  # leaves M, C and the partition of x
     if not _first_stage(m, d, x, h):
         _fail(x)
         return
@@ -175,7 +176,8 @@ def ros3_step(m, d, x, t, tau_drive, h, constrained):
     k1, k2, k3, k4, xs, f = d.k1, d.k2, d.k3, d.k4, d.xs, d.lin_f
     gh = ROS3_GAMMA * h
     d.work[Work.STEPS] += 1
-    _evaluate(m, d, x, t, tau_drive, f, constrained)
+    if not (constrained and evaluation_kept(m, d, x, t, tau_drive, f)):
+        _evaluate(m, d, x, t, tau_drive, f, constrained)
     if not constrained:
         crba(m, d)                               # M(q); the kinematics are x's
     if not stage_matrix(m, d, x, h, gh):

@@ -230,7 +230,10 @@ DATA_SCHEMA = (
     _f("pk_cols", "i8", _V, "key: the partition's columns"),
     _f("pk_stats", "f8", 3, "key: the partition's rank and pivot ratio when chosen (both keys); the pivot ratio at q"),
     _f("fs_held", "i8", 1, "1 while fs_xdot is the derivative at the key below (set by the outputs' evaluation)"),
-    _f("fs_hits", "i8", 1, "RK4 first stages that reused it since the run started"),
+    _f("fs_hits", "i8", 1, "first stages that reused it since the run started"),
+    _f("fs_last", "i8", 1, "1 while the outputs' evaluation is still the last pass in Data (set by it, cleared by "
+       "forward_kinematics): a linearly implicit step's first stage then reads its M, C, partition and friction "
+       "loop"),
     _f("fs_xdot", "f8", "nx", "the derivative ẋ"),
     _f("fs_x", "f8", "nx", "key: the state x"),
     _f("fs_tau", "f8", _V, "key: the driving forces"),

@@ -2,7 +2,9 @@
 (M, the constrained system's factors, the friction increments), reused by the next step's first stage at the same
 q, C and partition (keep_outputs_work, _position_work_kept), and its derivative, reused as an RK4 step's first
 stage from the same state, time and inputs (derivative_kept). The same bits as forming them
-again, and never reused where their key changed.
+again, and never reused where their key changed. A linearly implicit step's first stage reuses the whole
+evaluation (evaluation_kept: its stage matrix reads the evaluation's M, C, partition and friction loop too) when
+nothing else ran on the Data since.
 
 Each case runs the FMUs' cycle (a 1 ms communication step, then the outputs) twice in one process: as it runs,
 and with what was kept dropped before every step (Data.pk_held = Data.fs_held = 0: every stage forms its own, as
@@ -60,14 +62,15 @@ N = STEPS
 
 
 @pytest.mark.parametrize("name, extra, method, expected", [
-    ("rpsup", {}, None, (N, 0)),                          # ROS34PW2, LuGre: the friction increments too
-    ("rpsup", {"mode": "torque"}, "ros2_lowdamp", (N, 0)),
-    ("manipulator", {}, None, (N, 0)),                    # (in torque mode a tree: nothing kept)
-    ("crane", {}, None, (N, 0)),                          # ROS2 (low damping)
+    ("rpsup", {}, None, (0, N)),                          # ROS34PW2, LuGre, inputs held: the whole evaluation
+    ("rpsup", {"mode": "torque"}, "ros2_lowdamp", (N, 0)),  # new torques: M, the factors, the friction increments
+    ("rpsup", {"mode": "torque"}, None, (N, 0)),
+    ("manipulator", {}, None, (0, N)),                    # (in torque mode a tree: nothing kept)
+    ("crane", {}, None, (0, N)),                          # ROS2 (low damping)
     ("three_loop", {}, None, (0, N)),                     # RK4, inputs held: the derivative itself
     ("three_loop", {"mode": "torque"}, None, (N, 0)),     # RK4, new torques every step: M and the factors
     ("mobile_robot", {}, None, (0, N)),
-    ("mobile_robot", {}, "ros34pw2", (N, 0)),
+    ("mobile_robot", {}, "ros34pw2", (0, N)),
 ])
 def test_reuse_gives_the_same_bits(name, extra, method, expected):
     mod, options, cm = _compiled(name, **extra)
@@ -115,7 +118,7 @@ def test_a_changed_ellipse_is_not_reused():
     b, _ = _run(mod, options, cm, False, widen, method="ros2_lowdamp")
     np.testing.assert_array_equal(_bits(a), _bits(b))
     changed = len(range(1, STEPS, 3))
-    assert hits == (STEPS - changed, 0)
+    assert hits == (0, STEPS - changed)                   # (inputs held: the whole evaluation, where its key holds)
 
 
 def test_a_new_partition_or_restored_state_is_not_reused():
@@ -137,4 +140,25 @@ def test_a_new_partition_or_restored_state_is_not_reused():
     b, _ = _run(mod, options, cm, False, disturb)
     np.testing.assert_array_equal(_bits(a), _bits(b))
     # step 9 partitions afresh; step 15 starts from the restored state (its q differs from the kept one)
-    assert hits == (STEPS - 2, 0)
+    assert hits == (0, STEPS - 2)
+
+
+@pytest.mark.parametrize("name, method", [("rpsup", None), ("crane", "ros2_lowdamp")])
+def test_a_pass_between_is_not_reused(name, method):
+    """Between the outputs and the next step a host may run another pass on the same Data at another state
+    (here a Model Exchange derivative at a trial state, as an importer's finite-difference Jacobian asks for):
+    the outputs' derivative stays valid for its key, but Data no longer holds that evaluation's kinematics, M,
+    q̈ and friction loop, which a linearly implicit stage matrix reads. Those steps must evaluate their first
+    stage (the same bits as without reuse; a reuse there would build the stage matrix at the trial state)."""
+    mod, options, cm = _compiled(name)
+
+    def trial(sim, k):
+        if k % 4 == 2:
+            xp = sim.x.copy()
+            xp[:cm.model.nv] += 1e-6
+            sim.k.derivative_constrained(sim._m, sim._d, xp, float(sim.t), sim.tau_drive, np.empty_like(xp))
+
+    a, hits = _run(mod, options, cm, True, trial, method=method)
+    b, _ = _run(mod, options, cm, False, trial, method=method)
+    np.testing.assert_array_equal(_bits(a), _bits(b))
+    assert hits == (0, STEPS - len(range(2, STEPS, 4)))
