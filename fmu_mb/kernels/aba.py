@@ -30,7 +30,8 @@ def _row_times(A, i, r, x0, x1, x2, x3, x4, x5):
 @njit(cache=True, error_model="numpy")
 def aba_inertias(m, d):
     """Articulated inertias: d.IA (before the joint projection), d.Ia (after), U, D (D = Sᵀ I^A S
-    plus the drive's armature, Featherstone's treatment of a rotor on the joint).
+    plus the drive's armature, Featherstone's treatment of a rotor on the joint). Both inertias are exactly
+    symmetric: their lower triangles are formed and mirrored (spatial.add_inertia_to_parent).
 
     Needs forward_kinematics (lR, lp)."""
     nb, parent, jtype, ax, axk, dof = m.nbody, m.body_parent, m.body_jtype, m.body_axis, m.body_axis_k, m.body_dof
@@ -61,9 +62,11 @@ def aba_inertias(m, d):
             U[i, 0], U[i, 1], U[i, 2], U[i, 3], U[i, 4], U[i, 5] = u0, u1, u2, u3, u4, u5
             D[i] = Di
             inv = 1.0 / Di
-            for r in range(6):
-                for k in range(6):
-                    Ia[i, r, k] = IA[i, r, k] - ur[r] * ur[k] * inv
+            for r in range(6):                  # symmetric: the lower triangle, mirrored
+                for k in range(r + 1):
+                    v = IA[i, r, k] - ur[r] * ur[k] * inv
+                    Ia[i, r, k] = v
+                    Ia[i, k, r] = v
         else:
             D[i] = 1.0
             for r in range(6):
