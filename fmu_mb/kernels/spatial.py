@@ -154,24 +154,29 @@ def spatial_inertia(mass, com, Ic, i, out):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _rotation_rows(lR, i):
+    """R = lR[i] as a row-major 9-tuple."""
+    return (lR[i, 0, 0], lR[i, 0, 1], lR[i, 0, 2], lR[i, 1, 0], lR[i, 1, 1], lR[i, 1, 2],
+            lR[i, 2, 0], lR[i, 2, 1], lR[i, 2, 2])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _times_rotation_transposed(R, b00, b01, b02, b10, b11, b12, b20, b21, b22):
+    """Y = blk·Rᵀ (row-major 9-tuple): Y[a, k] = Σ_j blk[a, j] R[k, j]."""
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
+    return (b00 * R00 + b01 * R01 + b02 * R02, b00 * R10 + b01 * R11 + b02 * R12, b00 * R20 + b01 * R21 + b02 * R22,
+            b10 * R00 + b11 * R01 + b12 * R02, b10 * R10 + b11 * R11 + b12 * R12, b10 * R20 + b11 * R21 + b12 * R22,
+            b20 * R00 + b21 * R01 + b22 * R02, b20 * R10 + b21 * R11 + b22 * R12, b20 * R20 + b21 * R21 + b22 * R22)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _rotated_block(Ia, i, r0, c0, lR):
     """R·blk·Rᵀ (row-major 9-tuple) of the 3×3 block of Ia[i] at (r0, c0), R = lR[i]."""
-    R00, R01, R02 = lR[i, 0, 0], lR[i, 0, 1], lR[i, 0, 2]
-    R10, R11, R12 = lR[i, 1, 0], lR[i, 1, 1], lR[i, 1, 2]
-    R20, R21, R22 = lR[i, 2, 0], lR[i, 2, 1], lR[i, 2, 2]
-    b00, b01, b02 = Ia[i, r0, c0], Ia[i, r0, c0 + 1], Ia[i, r0, c0 + 2]
-    b10, b11, b12 = Ia[i, r0 + 1, c0], Ia[i, r0 + 1, c0 + 1], Ia[i, r0 + 1, c0 + 2]
-    b20, b21, b22 = Ia[i, r0 + 2, c0], Ia[i, r0 + 2, c0 + 1], Ia[i, r0 + 2, c0 + 2]
-    # Y = blk·Rᵀ: Y[a, k] = Σ_j blk[a, j] R[k, j]
-    y00 = b00 * R00 + b01 * R01 + b02 * R02
-    y01 = b00 * R10 + b01 * R11 + b02 * R12
-    y02 = b00 * R20 + b01 * R21 + b02 * R22
-    y10 = b10 * R00 + b11 * R01 + b12 * R02
-    y11 = b10 * R10 + b11 * R11 + b12 * R12
-    y12 = b10 * R20 + b11 * R21 + b12 * R22
-    y20 = b20 * R00 + b21 * R01 + b22 * R02
-    y21 = b20 * R10 + b21 * R11 + b22 * R12
-    y22 = b20 * R20 + b21 * R21 + b22 * R22
+    R = _rotation_rows(lR, i)
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
+    y00, y01, y02, y10, y11, y12, y20, y21, y22 = _times_rotation_transposed(
+        R, Ia[i, r0, c0], Ia[i, r0, c0 + 1], Ia[i, r0, c0 + 2], Ia[i, r0 + 1, c0], Ia[i, r0 + 1, c0 + 1],
+        Ia[i, r0 + 1, c0 + 2], Ia[i, r0 + 2, c0], Ia[i, r0 + 2, c0 + 1], Ia[i, r0 + 2, c0 + 2])
     # R·Y: [r, k] = Σ_j R[r, j] Y[j, k]
     return (R00 * y00 + R01 * y10 + R02 * y20, R00 * y01 + R01 * y11 + R02 * y21, R00 * y02 + R01 * y12 + R02 * y22,
             R10 * y00 + R11 * y10 + R12 * y20, R10 * y01 + R11 * y11 + R12 * y21, R10 * y02 + R11 * y12 + R12 * y22,
@@ -182,21 +187,12 @@ def _rotated_block(Ia, i, r0, c0, lR):
 def _rotated_symmetric_block(Ia, i, r0, lR):
     """The lower triangle (s00, s10, s11, s20, s21, s22) of R·S·Rᵀ for the symmetric 3×3 block S of Ia[i] at
     (r0, r0), R = lR[i]; S read from its lower triangle."""
-    R00, R01, R02 = lR[i, 0, 0], lR[i, 0, 1], lR[i, 0, 2]
-    R10, R11, R12 = lR[i, 1, 0], lR[i, 1, 1], lR[i, 1, 2]
-    R20, R21, R22 = lR[i, 2, 0], lR[i, 2, 1], lR[i, 2, 2]
+    R = _rotation_rows(lR, i)
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
     b00, b10, b11 = Ia[i, r0, r0], Ia[i, r0 + 1, r0], Ia[i, r0 + 1, r0 + 1]
     b20, b21, b22 = Ia[i, r0 + 2, r0], Ia[i, r0 + 2, r0 + 1], Ia[i, r0 + 2, r0 + 2]
-    # Y = S·Rᵀ: Y[a, k] = Σ_j S[a, j] R[k, j]
-    y00 = b00 * R00 + b10 * R01 + b20 * R02
-    y01 = b00 * R10 + b10 * R11 + b20 * R12
-    y02 = b00 * R20 + b10 * R21 + b20 * R22
-    y10 = b10 * R00 + b11 * R01 + b21 * R02
-    y11 = b10 * R10 + b11 * R11 + b21 * R12
-    y12 = b10 * R20 + b11 * R21 + b21 * R22
-    y20 = b20 * R00 + b21 * R01 + b22 * R02
-    y21 = b20 * R10 + b21 * R11 + b22 * R12
-    y22 = b20 * R20 + b21 * R21 + b22 * R22
+    y00, y01, y02, y10, y11, y12, y20, y21, y22 = _times_rotation_transposed(R, b00, b10, b20, b10, b11, b21,
+                                                                             b20, b21, b22)
     # R·Y on and below the diagonal: [r, k] = Σ_j R[r, j] Y[j, k], k ≤ r
     return (R00 * y00 + R01 * y10 + R02 * y20,
             R10 * y00 + R11 * y10 + R12 * y20, R10 * y01 + R11 * y11 + R12 * y21,
