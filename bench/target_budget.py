@@ -24,21 +24,20 @@ the FMU's C layer still free). Measured in the same run, at each mechanism's num
 
 The Pinocchio times are called from Python; the same call on a 4-joint tree (one loop) is subtracted from each,
 which removes the call's overhead and a little of its work, so they are lower bounds of the C++ time. Each time
-is the best of 5 rounds of ``--calls`` calls. Where Pinocchio's closed-loop evaluation exceeds b, the target is
-out of reach at the step the mechanism's accuracy needs for any evaluation as fast as Pinocchio's — which has no
-friction loop and no reactions to compute.
+is the best of 3 rounds of ``--calls`` calls (bench/profile_step.py's timer). Where Pinocchio's closed-loop
+evaluation exceeds b, the target is out of reach at the step the mechanism's accuracy needs for any evaluation as
+fast as Pinocchio's — which has no friction loop and no reactions to compute.
 """
 from __future__ import annotations
 
 import argparse
 import math
-import time
 
 import numpy as np
 import pinocchio as pin
 
 from constrained_cost import FmuMb, Pinocchio, loop_case  # noqa: E402  (bench/ is the script's folder)
-from profile_step import _derivative, _projection, _stage_matrix, _stage_solve  # noqa: E402
+from profile_step import _best, _derivative, _projection, _stage_matrix, _stage_solve  # noqa: E402
 from realtime import DETAIL  # noqa: E402
 
 from fmu_mb import registry
@@ -52,17 +51,6 @@ TARGETS = ((0.01, 100.0), (0.001, 50.0))
 EVALUATIONS = {"RK4": 4, "ROS2": 2, "ROS34PW2": 4}
 
 
-def _best(run, calls: int) -> float:
-    """µs per call of run(calls), best of 5 (after a warm-up)."""
-    run(2)
-    best = math.inf
-    for _ in range(5):
-        t0 = time.perf_counter()
-        run(calls)
-        best = min(best, (time.perf_counter() - t0) / calls)
-    return best * 1e6
-
-
 def _mechanism(name: str, calls: int) -> dict:
     """The model's size, method and step, and µs per stage derivative at its most detailed options."""
     mod = registry.load(name)
@@ -74,15 +62,15 @@ def _mechanism(name: str, calls: int) -> dict:
     sim.step(0.05)
     sim.data.pk_held[0] = sim.data.fs_held[0] = 0                 # (form the position work, as a new state does)
     m, d, x, f, k = sim._m, sim._d, sim.x.copy(), np.zeros_like(sim.x), np.zeros_like(sim.x)
-    us = _best(lambda n: _derivative(m, d, x, sim.t, sim.tau_drive, f, n), calls)
+    us = _best(_derivative, (m, d, x, sim.t, sim.tau_drive, f), calls)
     evaluations = EVALUATIONS[METHODS[method].scheme.name]
     rest = 0.0                                                    # the step's work besides its evaluations, µs
     if METHODS[method].scheme.name != "RK4":
         gh = ROS2_GAMMA_DAMPED * h
-        rest += _best(lambda n: _stage_matrix(m, d, x, gh, n), calls)
-        rest += evaluations * _best(lambda n: _stage_solve(m, d, f, k, gh, n), calls)
+        rest += _best(_stage_matrix, (m, d, x, gh), calls)
+        rest += evaluations * _best(_stage_solve, (m, d, f, k, gh), calls)
     if cm.model.nc and sim.data.solver_opt[SolverOption.PROJECTION] != 0.0:
-        rest += _best(lambda n: _projection(m, d, x, sim.t, n), calls)
+        rest += _best(_projection, (m, d, x, sim.t), calls)
     return dict(nv=cm.model.nv, nc=cm.model.nc, method=method, h=h, evaluations=evaluations, fmu_mb=us, rest=rest)
 
 
@@ -94,13 +82,13 @@ class _Peers:
         gp = FmuMb(mech, "gpme", q, v)
         gp.sim.tau_drive[:] = tau
         s, f = gp.sim, np.zeros_like(gp.sim.x)
-        self.fmu_mb = _best(lambda n: _derivative(s._m, s._d, s.x, 0.0, s.tau_drive, f, n), calls)
+        self.fmu_mb = _best(_derivative, (s._m, s._d, s.x, 0.0, s.tau_drive, f), calls)
         self.rows = s.model.nc
         pn = Pinocchio(pmodel, pins)
-        self.pinocchio = _best(lambda n: _constraint_dynamics(pn, q, v, tau, n), calls)
+        self.pinocchio = _best(_constraint_dynamics, (pn, q, v, tau), calls)
         data = pmodel.createData()
-        self.aba = _best(lambda n: _aba(pmodel, data, q, v, tau, n), calls)
-        self.qdd_error = float(np.abs(_qdd(gp) - pn.qdd(q, v, tau)).max()) if self.rows else 0.0
+        self.aba = _best(_aba, (pmodel, data, q, v, tau), calls)
+        self.qdd_error = float(np.abs(gp.qdd() - pn.qdd(q, v, tau)).max())
 
 
 def _constraint_dynamics(pn, q, v, tau, n):
@@ -114,14 +102,9 @@ def _aba(model, data, q, v, tau, n):
         pin.aba(model, data, q, v, tau)
 
 
-def _qdd(gp):
-    gp.sim.evaluate()
-    return gp.sim.qdd.copy()
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--calls", type=int, default=3000, help="calls per timing round (best of 5 rounds)")
+    p.add_argument("--calls", type=int, default=3000, help="calls per timing round (best of 3 rounds)")
     args = p.parse_args(argv)
     small = _Peers(4, args.calls)                                 # the call's overhead (and a 4-joint loop's work)
     print(f"Pinocchio's call on a 4-joint tree, subtracted below: constraintDynamics {small.pinocchio:.2f} µs, "
